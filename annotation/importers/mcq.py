@@ -1,0 +1,114 @@
+"""Readers of multiple-choice science datasets: SciQ (JSON) and ARC (JSONL).
+
+Both become :class:`MCQRecord`: a question, its correct answer, its distractors in release order and,
+for SciQ, the supporting passage (1,427 SciQ questions have none: the text could not be released).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from annotation.importers.errors import ImportDataError
+
+SCIQ_FILES = (("train", "train.json"), ("val", "valid.json"), ("test", "test.json"))
+SCIQ_FIELDS = ("question", "distractor1", "distractor2", "distractor3", "correct_answer", "support")
+ARC_SPLITS = (("train", "Train"), ("val", "Dev"), ("test", "Test"))
+
+
+@dataclass(frozen=True)
+class MCQRecord:
+    """One multiple-choice question from a release."""
+
+    id: str
+    split: str
+    question: str
+    answer: str
+    distractors: tuple[str, ...]
+    passage: str = ""
+    metadata: dict = field(default_factory=dict)
+
+
+def read_sciq(root: Path) -> list[MCQRecord]:
+    """Read SciQ's ``train.json``, ``valid.json`` and ``test.json``.
+
+    SciQ has no ids, so each record's id is ``sciq-<split>-<index>`` (stable for the official files).
+
+    Raises:
+        ImportDataError: for a missing file, invalid JSON, or a record lacking a field.
+    """
+    records: list[MCQRecord] = []
+    for split, filename in SCIQ_FILES:
+        path = root / filename
+        if not path.is_file():
+            raise ImportDataError(path, "file not found")
+        try:
+            items = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ImportDataError(path, f"not valid UTF-8 JSON ({exc})") from exc
+        if not isinstance(items, list):
+            raise ImportDataError(path, "expected a JSON array of questions")
+        for index, item in enumerate(items):
+            missing = [f for f in SCIQ_FIELDS if not isinstance(item.get(f), str)]
+            if missing:
+                raise ImportDataError(path, f"record {index}: missing field(s) {', '.join(missing)}")
+            if not item["question"].strip() or not item["correct_answer"].strip():
+                raise ImportDataError(path, f"record {index}: empty question or correct_answer")
+            records.append(
+                MCQRecord(
+                    id=f"sciq-{split}-{index}",
+                    split=split,
+                    question=item["question"],
+                    answer=item["correct_answer"],
+                    distractors=(item["distractor1"], item["distractor2"], item["distractor3"]),
+                    passage=item["support"],
+                )
+            )
+    return records
+
+
+def _arc_files(root: Path) -> Iterator[tuple[str, str, Path]]:
+    for subset in ("ARC-Easy", "ARC-Challenge"):
+        for split, suffix in ARC_SPLITS:
+            yield subset, split, root / subset / f"{subset}-{suffix}.jsonl"
+
+
+def read_arc(root: Path) -> list[MCQRecord]:
+    """Read ARC-Easy and ARC-Challenge JSONL files (7,787 real grade-school exam questions).
+
+    Raises:
+        ImportDataError: for a missing file, invalid JSON, or an answer key not among the choices.
+    """
+    records: list[MCQRecord] = []
+    for subset, split, path in _arc_files(root):
+        if not path.is_file():
+            raise ImportDataError(path, "file not found")
+        with path.open(encoding="utf-8") as handle:
+            for line_no, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    item = json.loads(line)
+                    stem = item["question"]["stem"]
+                    choices = item["question"]["choices"]
+                    key = item["answerKey"]
+                    qid = item["id"]
+                except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                    raise ImportDataError(path, f"malformed question ({exc})", line=line_no) from exc
+                labels = [c["label"] for c in choices]
+                if key not in labels:
+                    raise ImportDataError(path, f"answerKey '{key}' not among choices {labels} of '{qid}'", line_no)
+                answer = next(c["text"] for c in choices if c["label"] == key)
+                records.append(
+                    MCQRecord(
+                        id=qid,
+                        split=split,
+                        question=stem,
+                        answer=answer,
+                        distractors=tuple(c["text"] for c in choices if c["label"] != key),
+                        metadata={"subset": subset, "answer_key": key, "labels": labels},
+                    )
+                )
+    return records

@@ -1,0 +1,205 @@
+"""Reader of the SyllabusQA release (papers/syllabusqa.txt; DESIGN.md ``import_syllabusqa``).
+
+Layout: ``data/dataset_split/{train,val,test}.csv`` and ``syllabi/syllabi_redacted/{text,pdf}/`` with
+``syllabi/syllabi_meta_info.csv``. The text files are Mac Roman with CR line endings. Everything is
+parsed and checked before anything is written, so a malformed release leaves the database unchanged.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from annotation import question_types as qt
+from annotation.importers.errors import ImportDataError
+from annotation.pages import extract_pdf_pages, page_starts
+from annotation.textnorm import decode_mac_roman, decode_utf8
+
+SPLITS = ("train", "val", "test")
+COLUMNS = (
+    ["id", "syllabus_name", "question_type", "question", "answer"]
+    + [f"answer_span_{i}" for i in range(1, qt.MAX_SPANS + 1)]
+    + [f"reasoning_step_{i}" for i in range(1, qt.MAX_STEPS + 1)]
+)
+META_COLUMNS = ("name", "course", "major", "area", "university", "num_pages")
+
+
+@dataclass(frozen=True)
+class SyllabusRecord:
+    """One syllabus: its name, clean text, PDF path (if any), page starts and metadata."""
+
+    name: str
+    text: str
+    pdf_path: Optional[Path]
+    page_starts: tuple[int, ...]
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class QARow:
+    """One row of a SyllabusQA split file, exactly as released (no whitespace stripped)."""
+
+    id: str
+    split: str
+    syllabus_name: str
+    question_type: str
+    question: str
+    answer: str
+    spans: tuple[str, ...]
+    steps: tuple[str, ...]
+    source: str  # "train.csv line 42", for messages
+
+
+def _split_dir(root: Path) -> Path:
+    for candidate in (root / "data" / "dataset_split", root / "dataset_split"):
+        if candidate.is_dir():
+            return candidate
+    raise ImportDataError(root, "no data/dataset_split/ folder (expected the SyllabusQA release layout)")
+
+
+def _syllabi_dir(root: Path) -> Path:
+    candidate = root / "syllabi" / "syllabi_redacted"
+    if not (candidate / "text").is_dir():
+        raise ImportDataError(root, "no syllabi/syllabi_redacted/text/ folder (expected the SyllabusQA layout)")
+    return candidate
+
+
+def read_qa_rows(root: Path) -> list[QARow]:
+    """Read and validate every QA row of the three split CSVs.
+
+    Raises:
+        ImportDataError: for a missing file or column, an unknown question type, an empty id or
+            question, or an id repeated anywhere in the release.
+    """
+    split_dir = _split_dir(root)
+    rows: list[QARow] = []
+    seen: dict[str, str] = {}
+    for split in SPLITS:
+        path = split_dir / f"{split}.csv"
+        if not path.is_file():
+            raise ImportDataError(path, "file not found")
+        with path.open(newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+            if missing:
+                raise ImportDataError(path, f"missing column(s) {', '.join(missing)}", line=1)
+            start_line = reader.line_num + 1
+            for record in reader:
+                where = f"{path.name} line {start_line}"
+                line = start_line
+                start_line = reader.line_num + 1
+                rows.append(_parse_row(record, split, path, line, where, seen))
+    return rows
+
+
+def _parse_row(record: dict, split: str, path: Path, line: int, where: str, seen: dict[str, str]) -> QARow:
+    row_id = (record["id"] or "").strip()
+    if not row_id:
+        raise ImportDataError(path, "empty id", line=line)
+    if row_id in seen:
+        raise ImportDataError(path, f"id '{row_id}' already used at {seen[row_id]}", line=line)
+    seen[row_id] = where
+    question_type = record["question_type"] or ""
+    if question_type not in qt.SYLLABUS_TYPES:
+        raise ImportDataError(
+            path, f"unknown question type '{question_type}' (expected one of: {', '.join(qt.SYLLABUS_TYPES)})", line
+        )
+    if not (record["question"] or "").strip():
+        raise ImportDataError(path, f"empty question for id '{row_id}'", line=line)
+    if not (record["syllabus_name"] or "").strip():
+        raise ImportDataError(path, f"empty syllabus_name for id '{row_id}'", line=line)
+    spans = tuple(record[f"answer_span_{i}"] for i in range(1, qt.MAX_SPANS + 1) if record[f"answer_span_{i}"])
+    steps = tuple(
+        record[f"reasoning_step_{i}"] for i in range(1, qt.MAX_STEPS + 1) if record[f"reasoning_step_{i}"]
+    )
+    return QARow(
+        id=row_id,
+        split=split,
+        syllabus_name=record["syllabus_name"],
+        question_type=question_type,
+        question=record["question"],
+        answer=record["answer"] or "",
+        spans=spans,
+        steps=steps,
+        source=where,
+    )
+
+
+def read_metadata(root: Path) -> dict[str, dict]:
+    """Syllabus metadata by name (course, major, area, university, num_pages), when the file exists.
+
+    The released metadata CSV is mojibake (Mac Roman read as Latin-1, saved as UTF-8); it is repaired
+    here, and a ``.utf8.csv`` sibling is preferred when present.
+    """
+    folder = root / "syllabi"
+    path = folder / "syllabi_meta_info.utf8.csv"
+    repair = False
+    if not path.is_file():
+        path = folder / "syllabi_meta_info.csv"
+        repair = True
+    if not path.is_file():
+        return {}
+    result: dict[str, dict] = {}
+    with path.open(newline="", encoding="utf-8") as handle:
+        for record in csv.DictReader(handle):
+            values = {k: (record.get(k) or "") for k in META_COLUMNS}
+            if repair:
+                values = {k: _undo_mojibake(v) for k, v in values.items()}
+            name = values.pop("name")
+            result[name] = values
+    return result
+
+
+def _undo_mojibake(value: str) -> str:
+    try:
+        return value.encode("latin-1").decode("mac_roman")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return value
+
+
+def read_syllabi(
+    root: Path,
+    names: set[str],
+    encoding: str = "mac_roman",
+    progress: Optional[Callable[[str], None]] = None,
+) -> Iterator[SyllabusRecord]:
+    """Yield each named syllabus with its text, PDF and page starts.
+
+    Args:
+        root: the release folder.
+        names: syllabus names the QA rows refer to; each must have a text file.
+        encoding: ``mac_roman`` (the release's ``text/``) or ``utf-8`` (for converted files).
+        progress: called with each syllabus name once it is read.
+
+    Raises:
+        ImportDataError: for a missing or undecodable syllabus text file.
+    """
+    syllabi = _syllabi_dir(root)
+    text_dir = syllabi / ("text" if encoding == "mac_roman" else "text_utf8")
+    if not text_dir.is_dir():
+        raise ImportDataError(text_dir, "folder not found")
+    metadata = read_metadata(root)
+    decode = decode_mac_roman if encoding == "mac_roman" else decode_utf8
+    for name in sorted(names):
+        path = text_dir / f"{name}.txt"
+        if not path.is_file():
+            raise ImportDataError(path, f"syllabus text file for '{name}' not found")
+        try:
+            text = decode(path.read_bytes(), path)
+        except ValueError as exc:
+            raise ImportDataError(path, str(exc).split(": ", 1)[-1]) from exc
+        pdf = syllabi / "pdf" / f"{name}.pdf"
+        pdf_path = pdf if pdf.is_file() else None
+        starts: tuple[int, ...] = ()
+        if pdf_path is not None:
+            try:
+                starts = tuple(page_starts(text, extract_pdf_pages(pdf_path)))
+            except Exception as exc:  # pypdf raises many types for damaged files
+                raise ImportDataError(pdf_path, f"cannot read the PDF: {exc}") from exc
+        if progress:
+            progress(name)
+        yield SyllabusRecord(name=name, text=text, pdf_path=pdf_path, page_starts=starts,
+                             metadata=metadata.get(name, {}))

@@ -1,0 +1,44 @@
+"""``manage.py import_syllabusqa DIR``: load the SyllabusQA release (syllabi, PDFs, QA pairs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import CommandError
+
+from annotation.importers.errors import ImportDataError
+from annotation.management.commands._base import JsonCommand
+from annotation.services.importing import import_syllabusqa
+
+
+class Command(JsonCommand):
+    help = (
+        "Import the SyllabusQA release from DIR (data/dataset_split/{train,val,test}.csv and "
+        "syllabi/syllabi_redacted/{text,pdf}/). Idempotent: a second run changes nothing."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("dir", type=Path, help="The release folder, e.g. ../shared/data/syllabusqa.")
+        parser.add_argument("--corpus", default="syllabusqa", help="Corpus name (default: syllabusqa).")
+        parser.add_argument(
+            "--encoding", choices=["mac_roman", "utf-8"], default="mac_roman",
+            help="Encoding of the syllabus text files: mac_roman reads text/ (the release), utf-8 reads text_utf8/.",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        root: Path = options["dir"]
+        if not root.is_dir():
+            raise CommandError(f"{root}: no such folder")
+        try:
+            summary = import_syllabusqa(root, options["corpus"], options["encoding"], progress=self.progress)
+        except ImportDataError as exc:
+            self.close_bars()
+            raise CommandError(f"{exc} (nothing was imported)") from exc
+        result = summary.as_dict()
+        self.emit(result, [
+            f"Corpus '{result['corpus']}': {result['syllabi']} syllabi, {result['qa_pairs_total']} QA pairs "
+            f"({result['qa_pairs']['created']} new, {result['qa_pairs']['updated']} updated, "
+            f"{result['qa_pairs']['unchanged']} unchanged); {result['spans_located']} of "
+            f"{result['spans_total']} answer spans located verbatim in the syllabus text.",
+        ])

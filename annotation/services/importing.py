@@ -1,0 +1,471 @@
+"""Write what the importers read into the database: idempotent, all-or-nothing.
+
+Each import parses and validates its whole input first (``annotation.importers``), then writes in one
+transaction. Rows are matched by their release id, so a second run of the same release changes nothing
+and reports every row as unchanged; a changed row is updated in place with its spans and steps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db import transaction
+
+from annotation import question_types as qt
+from annotation.importers.documents import DocumentRecord, expand_paths, read_document
+from annotation.importers.mcq import MCQRecord
+from annotation.importers.syllabusqa import QARow, SyllabusRecord, read_qa_rows, read_syllabi
+from annotation.models import (
+    AnswerSpan,
+    Corpus,
+    Distractor,
+    Document,
+    Passage,
+    QAPair,
+    ReasoningStep,
+    sha256_text,
+)
+from annotation.pages import page_of
+from annotation.textnorm import NormalizedIndex
+
+logger = logging.getLogger(__name__)
+
+#: progress(stage, done, total): called as work advances; the commands draw bars with it.
+Progress = Callable[[str, int, int], None]
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    return None
+
+
+@dataclass
+class Counts:
+    """Created / updated / unchanged counts of one kind of row."""
+
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {"created": self.created, "updated": self.updated, "unchanged": self.unchanged}
+
+
+@dataclass
+class ImportSummary:
+    """What an import did; ``as_dict()`` is the JSON line the commands print."""
+
+    corpus: str
+    documents: Counts = field(default_factory=Counts)
+    passages: Counts = field(default_factory=Counts)
+    qa_pairs: Counts = field(default_factory=Counts)
+    totals: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "corpus": self.corpus,
+            "documents": self.documents.as_dict(),
+            "passages": self.passages.as_dict(),
+            "qa_pairs": self.qa_pairs.as_dict(),
+            **self.totals,
+        }
+
+
+def _get_corpus(name: str, **defaults: Any) -> Corpus:
+    corpus, created = Corpus.objects.get_or_create(name=name, defaults=defaults)
+    if not created:
+        changed = [k for k, v in defaults.items() if getattr(corpus, k) != v and v]
+        for key in changed:
+            setattr(corpus, key, defaults[key])
+        if changed:
+            corpus.save(update_fields=changed)
+    return corpus
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _attach_pdf(document: Document, pdf_path: Optional[Path], corpus: Corpus) -> bool:
+    """Store the document's PDF in media storage unless the same file is already there."""
+    if pdf_path is None:
+        return False
+    sha = _file_sha256(pdf_path)
+    if document.pdf and document.metadata.get("pdf_sha256") == sha and default_storage.exists(document.pdf.name):
+        return False
+    target = f"pdfs/{corpus.name}/{sha[:16]}.pdf"
+    if not default_storage.exists(target):
+        with pdf_path.open("rb") as handle:
+            target = default_storage.save(target, File(handle, name=pdf_path.name))
+    document.pdf.name = target
+    document.metadata = {**document.metadata, "pdf_sha256": sha, "pdf_file": pdf_path.name}
+    return True
+
+
+def _upsert_document(
+    corpus: Corpus,
+    existing: dict[str, Document],
+    name: str,
+    text: str,
+    starts: Sequence[int],
+    metadata: dict,
+    split: str,
+    pdf_path: Optional[Path],
+    counts: Counts,
+) -> Document:
+    sha = sha256_text(text)
+    document = existing.get(name)
+    if document is None:
+        document = Document(corpus=corpus, name=name)
+        created = True
+    else:
+        created = False
+    wanted_meta = {**document.metadata, **metadata}
+    changed = (
+        created
+        or document.text_sha256 != sha
+        or list(document.page_starts) != list(starts)
+        or document.metadata != wanted_meta
+        or document.original_split != split
+    )
+    if changed:
+        document.text = text
+        document.text_sha256 = sha
+        document.page_starts = list(starts)
+        document.metadata = wanted_meta
+        document.original_split = split
+        document.title = str(metadata.get("course", document.title or ""))
+    pdf_changed = _attach_pdf(document, pdf_path, corpus)
+    if changed or pdf_changed:
+        document.save()
+        if created:
+            counts.created += 1
+        else:
+            counts.updated += 1
+    else:
+        counts.unchanged += 1
+    existing[name] = document
+    return document
+
+
+# --- SyllabusQA ---------------------------------------------------------------------------------
+
+
+def import_syllabusqa(
+    root: Path,
+    corpus_name: str = "syllabusqa",
+    encoding: str = "mac_roman",
+    progress: Progress = _no_progress,
+) -> ImportSummary:
+    """Import the SyllabusQA release: 63 syllabi (text, PDF, page offsets) and their QA pairs.
+
+    Raises:
+        ImportDataError: for malformed input; nothing is written then.
+    """
+    rows = read_qa_rows(root)
+    names = {row.syllabus_name for row in rows}
+    split_of: dict[str, str] = {}
+    for row in rows:
+        split_of.setdefault(row.syllabus_name, row.split)
+    syllabi: list[SyllabusRecord] = []
+    for i, record in enumerate(read_syllabi(root, names, encoding=encoding), start=1):
+        syllabi.append(record)
+        progress("syllabi", i, len(names))
+
+    summary = ImportSummary(corpus=corpus_name)
+    with transaction.atomic():
+        corpus = _get_corpus(
+            corpus_name,
+            kind=Corpus.Kind.SYLLABUS,
+            description="SyllabusQA: course-logistics QA pairs over 63 real course syllabi (ACL 2024).",
+            source="umass-ml4ed/SyllabusQA",
+            license="unstated (research use; ask the authors before redistributing)",
+        )
+        existing = {d.name: d for d in corpus.documents.all()}
+        documents: dict[str, Document] = {}
+        for record in syllabi:
+            documents[record.name] = _upsert_document(
+                corpus, existing, record.name, record.text, record.page_starts, record.metadata,
+                split_of.get(record.name, ""), record.pdf_path, summary.documents,
+            )
+        _write_syllabus_pairs(corpus, rows, documents, summary, progress)
+    summary.totals = {
+        "syllabi": len(syllabi),
+        "qa_pairs_total": len(rows),
+        "by_split": _count(row.split for row in rows),
+        "by_type": _count(row.question_type for row in rows),
+        "spans_located": summary.totals.get("spans_located", 0),
+        "spans_total": summary.totals.get("spans_total", 0),
+    }
+    return summary
+
+
+def _count(values: Iterable[str]) -> dict[str, int]:
+    result: dict[str, int] = defaultdict(int)
+    for value in values:
+        result[value] += 1
+    return dict(sorted(result.items()))
+
+
+SpanSig = tuple[str, Optional[int], Optional[int], Optional[int]]
+
+
+def _locate_spans(row: QARow, document: Document, index: NormalizedIndex) -> list[SpanSig]:
+    spans: list[SpanSig] = []
+    for text in row.spans:
+        found = index.find(text)
+        if found is None:
+            spans.append((text, None, None, None))
+        else:
+            spans.append((text, found[0], found[1], page_of(document.page_starts, found[0])))
+    return spans
+
+
+def _write_syllabus_pairs(
+    corpus: Corpus,
+    rows: list[QARow],
+    documents: dict[str, Document],
+    summary: ImportSummary,
+    progress: Progress,
+) -> None:
+    existing = {qa.external_id: qa for qa in corpus.qa_pairs.all()}
+    old_spans: dict[int, list[SpanSig]] = defaultdict(list)
+    for span in AnswerSpan.objects.filter(qa_pair__corpus=corpus).order_by("qa_pair_id", "position"):
+        old_spans[span.qa_pair_id].append((span.text, span.start, span.end, span.page))
+    old_steps: dict[int, list[str]] = defaultdict(list)
+    for step in ReasoningStep.objects.filter(qa_pair__corpus=corpus).order_by("qa_pair_id", "position"):
+        old_steps[step.qa_pair_id].append(step.text)
+
+    indexes = {name: NormalizedIndex(doc.text) for name, doc in documents.items()}
+    new_pairs: list[tuple[QAPair, list[SpanSig], list[str]]] = []
+    changed_pairs: list[tuple[QAPair, list[SpanSig], list[str]]] = []
+    located = 0
+    total_spans = 0
+    for i, row in enumerate(rows, start=1):
+        document = documents[row.syllabus_name]
+        spans = _locate_spans(row, document, indexes[row.syllabus_name])
+        total_spans += len(spans)
+        located += sum(1 for s in spans if s[1] is not None)
+        steps = list(row.steps)
+        fields = {
+            "document_id": document.pk,
+            "question_type": row.question_type,
+            "question": row.question,
+            "answer": row.answer,
+            "original_split": row.split,
+        }
+        qa = existing.get(row.id)
+        if qa is None:
+            new_pairs.append((QAPair(corpus=corpus, external_id=row.id, **fields), spans, steps))
+        elif (
+            any(getattr(qa, k) != v for k, v in fields.items())
+            or old_spans.get(qa.pk, []) != spans
+            or old_steps.get(qa.pk, []) != steps
+        ):
+            for key, value in fields.items():
+                setattr(qa, key, value)
+            changed_pairs.append((qa, spans, steps))
+        else:
+            summary.qa_pairs.unchanged += 1
+        if i % 500 == 0 or i == len(rows):
+            progress("qa_pairs", i, len(rows))
+
+    QAPair.objects.bulk_create([qa for qa, _, _ in new_pairs], batch_size=1000)
+    for qa, _, _ in changed_pairs:
+        qa.save()
+    changed_ids = [qa.pk for qa, _, _ in changed_pairs]
+    AnswerSpan.objects.filter(qa_pair_id__in=changed_ids).delete()
+    ReasoningStep.objects.filter(qa_pair_id__in=changed_ids).delete()
+    if any(qa.pk is None for qa, _, _ in new_pairs):
+        # Backends without RETURNING ids on bulk insert: read the ids back by external id.
+        ids = dict(corpus.qa_pairs.filter(external_id__in=[q.external_id for q, _, _ in new_pairs])
+                   .values_list("external_id", "pk"))
+        for qa, _, _ in new_pairs:
+            qa.pk = ids[qa.external_id]
+    span_rows: list[AnswerSpan] = []
+    step_rows: list[ReasoningStep] = []
+    for qa, spans, steps in new_pairs + changed_pairs:
+        span_rows += [
+            AnswerSpan(qa_pair_id=qa.pk, position=p, text=t, start=s, end=e, page=pg)
+            for p, (t, s, e, pg) in enumerate(spans)
+        ]
+        step_rows += [ReasoningStep(qa_pair_id=qa.pk, position=p, text=t) for p, t in enumerate(steps)]
+    AnswerSpan.objects.bulk_create(span_rows, batch_size=2000)
+    ReasoningStep.objects.bulk_create(step_rows, batch_size=2000)
+    summary.qa_pairs.created += len(new_pairs)
+    summary.qa_pairs.updated += len(changed_pairs)
+    summary.totals["spans_located"] = located
+    summary.totals["spans_total"] = total_spans
+
+
+# --- Multiple-choice datasets (SciQ, ARC) ---------------------------------------------------------
+
+
+def import_mcq(
+    records: list[MCQRecord],
+    corpus_name: str,
+    corpus_defaults: dict[str, Any],
+    progress: Progress = _no_progress,
+) -> ImportSummary:
+    """Import multiple-choice questions with their distractors and (when released) their passages.
+
+    Passages are deduplicated by text within the corpus; questions are matched by release id.
+    """
+    summary = ImportSummary(corpus=corpus_name)
+    with transaction.atomic():
+        corpus = _get_corpus(corpus_name, **corpus_defaults)
+        passages = _write_passages(corpus, records, summary)
+        existing = {qa.external_id: qa for qa in corpus.qa_pairs.all()}
+        old_distractors: dict[int, list[str]] = defaultdict(list)
+        for d in Distractor.objects.filter(qa_pair__corpus=corpus, origin=Distractor.Origin.ORIGINAL).order_by(
+            "qa_pair_id", "position"
+        ):
+            old_distractors[d.qa_pair_id].append(d.text)
+        new_pairs: list[tuple[QAPair, list[str]]] = []
+        changed: list[tuple[QAPair, list[str]]] = []
+        for i, record in enumerate(records, start=1):
+            passage = passages.get(sha256_text(record.passage)) if record.passage.strip() else None
+            fields = {
+                "question_type": qt.SCIQ,
+                "question": record.question,
+                "answer": record.answer,
+                "original_split": record.split,
+                "passage_id": passage.pk if passage else None,
+                "metadata": record.metadata,
+            }
+            distractors = list(record.distractors)
+            qa = existing.get(record.id)
+            if qa is None:
+                new_pairs.append((QAPair(corpus=corpus, external_id=record.id, **fields), distractors))
+            elif any(getattr(qa, k) != v for k, v in fields.items()) or old_distractors.get(qa.pk) != distractors:
+                for key, value in fields.items():
+                    setattr(qa, key, value)
+                changed.append((qa, distractors))
+            else:
+                summary.qa_pairs.unchanged += 1
+            if i % 1000 == 0 or i == len(records):
+                progress("questions", i, len(records))
+        QAPair.objects.bulk_create([qa for qa, _ in new_pairs], batch_size=2000)
+        if any(qa.pk is None for qa, _ in new_pairs):
+            ids = dict(corpus.qa_pairs.values_list("external_id", "pk"))
+            for qa, _ in new_pairs:
+                qa.pk = ids[qa.external_id]
+        for qa, _ in changed:
+            qa.save()
+        Distractor.objects.filter(
+            qa_pair_id__in=[qa.pk for qa, _ in changed], origin=Distractor.Origin.ORIGINAL
+        ).delete()
+        Distractor.objects.bulk_create(
+            [
+                Distractor(qa_pair_id=qa.pk, text=text, origin=Distractor.Origin.ORIGINAL, position=p, selected=True)
+                for qa, texts in new_pairs + changed
+                for p, text in enumerate(texts)
+            ],
+            batch_size=5000,
+        )
+        summary.qa_pairs.created = len(new_pairs)
+        summary.qa_pairs.updated = len(changed)
+    summary.totals = {
+        "questions_total": len(records),
+        "by_split": _count(r.split for r in records),
+        "with_passage": sum(1 for r in records if r.passage.strip()),
+        "without_passage": sum(1 for r in records if not r.passage.strip()),
+        "distractors_total": sum(len(r.distractors) for r in records),
+    }
+    return summary
+
+
+def _write_passages(corpus: Corpus, records: list[MCQRecord], summary: ImportSummary) -> dict[str, Passage]:
+    passages = {p.text_sha256: p for p in corpus.passages.all()}
+    new: list[Passage] = []
+    position = max((p.position for p in passages.values()), default=-1) + 1
+    for record in records:
+        if not record.passage.strip():
+            continue
+        sha = sha256_text(record.passage)
+        if sha in passages:
+            continue
+        passage = Passage(corpus=corpus, text=record.passage, text_sha256=sha, position=position)
+        position += 1
+        passages[sha] = passage
+        new.append(passage)
+    Passage.objects.bulk_create(new, batch_size=2000)
+    if any(p.pk is None for p in new):
+        ids = dict(corpus.passages.values_list("text_sha256", "pk"))
+        for passage in new:
+            passage.pk = ids[passage.text_sha256]
+    summary.passages.created = len(new)
+    summary.passages.unchanged = len(passages) - len(new)
+    return passages
+
+
+# --- Plain documents ------------------------------------------------------------------------------
+
+
+def import_documents(
+    corpus_name: str,
+    paths: Sequence[Path],
+    min_paragraph_chars: int = 40,
+    document_filter: Optional[Callable[[DocumentRecord], Optional[DocumentRecord]]] = None,
+    progress: Progress = _no_progress,
+) -> ImportSummary:
+    """Import text and PDF files as documents cut into paragraphs (passages).
+
+    Args:
+        corpus_name: created when missing (kind "generic").
+        paths: files or folders (searched for .txt, .md, .pdf).
+        min_paragraph_chars: shorter blocks (headings, page numbers) are not passages.
+        document_filter: optional hook that may rewrite a document (e.g. drop reference sections)
+            or return None to skip it.
+    """
+    files = expand_paths(paths)
+    if not files:
+        from annotation.importers.errors import ImportDataError
+
+        raise ImportDataError(Path(paths[0]) if paths else Path("."), "no .txt, .md or .pdf file found")
+    records: list[DocumentRecord] = []
+    skipped = 0
+    for i, path in enumerate(files, start=1):
+        record = read_document(path, min_paragraph_chars)
+        if document_filter is not None:
+            filtered = document_filter(record)
+            if filtered is None:
+                skipped += 1
+                continue
+            record = filtered
+        records.append(record)
+        progress("files", i, len(files))
+    summary = ImportSummary(corpus=corpus_name)
+    with transaction.atomic():
+        corpus = _get_corpus(corpus_name, kind=Corpus.Kind.GENERIC)
+        existing = {d.name: d for d in corpus.documents.all()}
+        known = set(corpus.passages.values_list("text_sha256", flat=True))
+        for record in records:
+            document = _upsert_document(
+                corpus, existing, record.name, record.text, record.page_starts, {"file": record.path.name}, "",
+                record.path if record.path.suffix.lower() == ".pdf" else None, summary.documents,
+            )
+            new = []
+            for position, paragraph in enumerate(record.paragraphs):
+                sha = sha256_text(paragraph.text)
+                if sha in known:
+                    summary.passages.unchanged += 1
+                    continue
+                known.add(sha)
+                new.append(Passage(corpus=corpus, document=document, position=position, text=paragraph.text,
+                                   text_sha256=sha, start=paragraph.start))
+            Passage.objects.bulk_create(new, batch_size=2000)
+            summary.passages.created += len(new)
+    summary.totals = {"files": len(files), "documents_skipped": skipped}
+    return summary

@@ -1,0 +1,16 @@
+"""Researcher-facing pages of the annotation app."""
+
+from django.urls import path
+
+from annotation import views
+
+app_name = "annotation"
+urlpatterns = [
+    path("", views.HomeView.as_view(), name="home"),
+    path("health/", views.health, name="health"),
+    path("corpora/<slug:name>/", views.CorpusDetailView.as_view(), name="corpus"),
+    path("documents/<int:pk>/", views.DocumentDetailView.as_view(), name="document"),
+    path("documents/<int:pk>/pdf/", views.document_pdf, name="document-pdf"),
+    path("batches/<int:pk>/", views.BatchDetailView.as_view(), name="batch"),
+    path("jobs/<int:pk>/", views.JobDetailView.as_view(), name="job"),
+]

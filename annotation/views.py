@@ -1,0 +1,151 @@
+"""Researcher-facing pages: corpora, documents (read page by page), batches and jobs.
+
+Security behavior: every page here requires a staff account, unless ``CROWDQA_PUBLIC_DASHBOARD`` is
+on (the local demo turns it on so the home page can be opened without logging in). Nothing here
+changes data; changes go through the admin, the public commands, or the review pages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.mixins import AccessMixin
+from django.db.models import Count, Q
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404
+from django.views.generic import DetailView, TemplateView
+
+from annotation.models import HIT, Assignment, Batch, Corpus, Document, Job, QAPair
+
+
+def researcher_allowed(request: HttpRequest) -> bool:
+    """True when the request may see researcher pages."""
+    return bool(getattr(settings, "CROWDQA_PUBLIC_DASHBOARD", False) or request.user.is_staff)
+
+
+class ResearcherRequiredMixin(AccessMixin):
+    """Send anyone who is not staff to the login page (see the module's security behaviour)."""
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not researcher_allowed(request):
+            return self.handle_no_permission()
+        return super().dispatch(request, *args, **kwargs)
+
+
+def health(request: HttpRequest) -> JsonResponse:
+    """Liveness probe for scripts and load balancers (no data, no login)."""
+    return JsonResponse({"status": "ok"})
+
+
+class HomeView(ResearcherRequiredMixin, TemplateView):
+    """Corpora with their counts, recent batches and recent jobs."""
+
+    template_name = "annotation/home.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context["corpora"] = Corpus.objects.annotate(
+            n_documents=Count("documents", distinct=True),
+        ).order_by("name")
+        counts = {
+            row["corpus"]: row
+            for row in QAPair.objects.values("corpus").annotate(n=Count("id"))
+        }
+        passages = {
+            row["corpus"]: row
+            for row in Corpus.objects.values("id").annotate(
+                n=Count("passages"),
+                accepted=Count("passages", filter=Q(passages__filter_status="accepted")),
+            ).values("id", "n", "accepted")
+        }
+        for corpus in context["corpora"]:
+            corpus.n_qa_pairs = counts.get(corpus.pk, {}).get("n", 0)
+            corpus.n_passages = passages.get(corpus.pk, {}).get("n", 0)
+            corpus.n_accepted = passages.get(corpus.pk, {}).get("accepted", 0)
+        context["batches"] = Batch.objects.select_related("corpus").annotate(
+            n_hits=Count("hits", distinct=True)
+        )[:20]
+        context["jobs"] = Job.objects.all()[:10]
+        return context
+
+
+class CorpusDetailView(ResearcherRequiredMixin, DetailView):
+    """One corpus: its documents with page and QA-pair counts."""
+
+    model = Corpus
+    slug_field = "name"
+    slug_url_kwarg = "name"
+    template_name = "annotation/corpus.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        corpus: Corpus = self.object
+        context["documents"] = corpus.documents.annotate(n_qa_pairs=Count("qa_pairs")).only(
+            "id", "name", "title", "page_starts", "original_split", "pdf", "metadata"
+        )
+        context["type_counts"] = (
+            corpus.qa_pairs.values("question_type").annotate(n=Count("id")).order_by("question_type")
+        )
+        context["split_counts"] = (
+            corpus.qa_pairs.values("original_split").annotate(n=Count("id")).order_by("original_split")
+        )
+        context["n_passages"] = corpus.passages.count()
+        return context
+
+
+class DocumentDetailView(ResearcherRequiredMixin, DetailView):
+    """A document read page by page (``?page=N``), with the QA pairs written about it."""
+
+    model = Document
+    template_name = "annotation/document.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        document: Document = self.object
+        try:
+            page = int(self.request.GET.get("page", "1"))
+            start, end = document.page_bounds(page)
+        except ValueError as exc:
+            raise Http404(str(exc)) from exc
+        context.update(
+            page=page,
+            page_text=document.text[start:end],
+            pages=range(1, document.num_pages + 1),
+            qa_pairs=document.qa_pairs.prefetch_related("spans", "steps")[:200],
+        )
+        return context
+
+
+def document_pdf(request: HttpRequest, pk: int) -> FileResponse:
+    """Serve a document's original PDF (researchers only; HIT pages use their own access rules)."""
+    if not researcher_allowed(request):
+        raise Http404("No such document")
+    document = get_object_or_404(Document, pk=pk)
+    if not document.pdf:
+        raise Http404(f"Document({pk}) has no PDF")
+    return FileResponse(document.pdf.open("rb"), content_type="application/pdf")
+
+
+class BatchDetailView(ResearcherRequiredMixin, DetailView):
+    """A batch with HIT and assignment counts by status."""
+
+    model = Batch
+    template_name = "annotation/batch.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        batch: Batch = self.object
+        context["hit_counts"] = batch.hits.values("status").annotate(n=Count("id")).order_by("status")
+        context["assignment_counts"] = (
+            Assignment.objects.filter(hit__batch=batch).values("status").annotate(n=Count("id")).order_by("status")
+        )
+        context["n_hits"] = HIT.objects.filter(batch=batch).count()
+        return context
+
+
+class JobDetailView(ResearcherRequiredMixin, DetailView):
+    """A job's status, progress and result."""
+
+    model = Job
+    template_name = "annotation/job.html"

@@ -1,0 +1,138 @@
+"""Crowd workers, their qualifications, and the payment ledger.
+
+Platform worker ids are personal data: they stay in this app. Everything that leaves the platform
+(exports, the review UI's statistics) uses :attr:`Worker.pseudonym`, a salted HMAC that is stable
+across batches so a worker's contributions can still be grouped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Optional
+
+from django.conf import settings
+from django.db import models, transaction
+from django.utils import timezone
+
+
+def pseudonym_for(platform: str, platform_id: str, salt: Optional[str] = None) -> str:
+    """Return the stable salted pseudonym of a platform worker id.
+
+    Args:
+        platform: ``local``, ``mturk`` or ``prolific``.
+        platform_id: the platform's own id of the worker.
+        salt: defaults to ``settings.CROWDQA_PSEUDONYM_SALT``; changing it changes every pseudonym.
+    """
+    key = (salt if salt is not None else settings.CROWDQA_PSEUDONYM_SALT).encode("utf-8")
+    digest = hmac.new(key, f"{platform}:{platform_id}".encode(), hashlib.sha256).hexdigest()
+    return f"W{digest[:15]}"
+
+
+class WorkerManager(models.Manager["Worker"]):
+    """Creation logic for workers: one row per (platform, platform id), pseudonym always set."""
+
+    def get_or_create_for(self, platform: str, platform_id: str, **defaults: object) -> Worker:
+        """Return the worker with this platform id, creating it (race-safe) on first sight."""
+        with transaction.atomic():
+            worker, _ = self.get_or_create(
+                platform=platform,
+                platform_id=platform_id,
+                defaults={"pseudonym": pseudonym_for(platform, platform_id), **defaults},
+            )
+        return worker
+
+
+class Worker(models.Model):
+    """A person who does HITs: an MTurk or Prolific worker, or a local account (in-lab, expert)."""
+
+    class Platform(models.TextChoices):
+        LOCAL = "local", "Local crowd"
+        MTURK = "mturk", "Amazon Mechanical Turk"
+        PROLIFIC = "prolific", "Prolific"
+
+    platform = models.CharField(max_length=20, choices=Platform.choices)
+    platform_id = models.CharField(max_length=100)
+    pseudonym = models.CharField(max_length=32, unique=True, editable=False)
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="worker"
+    )
+    is_expert = models.BooleanField(default=False)
+    blocked = models.BooleanField(default=False)
+    block_reason = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    objects = WorkerManager()
+
+    class Meta:
+        ordering = ["platform", "pseudonym"]
+        constraints = [
+            models.UniqueConstraint(fields=["platform", "platform_id"], name="worker_unique_platform_id"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Worker({self.pk}) {self.pseudonym}"
+
+
+class Qualification(models.Model):
+    """A qualification a worker holds, e.g. having passed screening (mirrors MTurk / Prolific groups)."""
+
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="qualifications")
+    name = models.SlugField(max_length=100)
+    value = models.IntegerField(default=1)
+    granted_at = models.DateTimeField(default=timezone.now)
+    platform_synced = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["worker", "name"]
+        constraints = [models.UniqueConstraint(fields=["worker", "name"], name="qualification_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.value} for Worker({self.worker_id})"
+
+
+class Payment(models.Model):
+    """One reward or bonus in the ledger.
+
+    ``idempotency_key`` is unique, and the key is also sent to the platform where it supports one
+    (MTurk's ``UniqueRequestToken``). A payment row is written before the platform is called and updated
+    after, so a crash between the two is visible and the retry reuses the same key: a payment is never
+    sent twice.
+    """
+
+    class Kind(models.TextChoices):
+        REWARD = "reward", "Reward"
+        BONUS = "bonus", "Bonus"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending (not yet sent)"
+        SENT = "sent", "Sent to the platform"
+        CONFIRMED = "confirmed", "Confirmed by the platform"
+        FAILED = "failed", "Failed"
+
+    batch = models.ForeignKey("annotation.Batch", on_delete=models.PROTECT, related_name="payments")
+    assignment = models.ForeignKey(
+        "annotation.Assignment", on_delete=models.PROTECT, null=True, blank=True, related_name="payments"
+    )
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="payments")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    amount_cents = models.PositiveIntegerField()
+    currency = models.CharField(max_length=3, default="USD")
+    reason = models.TextField(blank=True)
+    idempotency_key = models.CharField(max_length=64, unique=True)
+    platform_ref = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True)
+    error = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment"], condition=models.Q(kind="reward"), name="payment_one_reward_per_assignment"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Payment({self.pk}) {self.kind} {self.amount_cents}c {self.status}"

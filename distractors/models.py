@@ -1,0 +1,1 @@
+"""Models of the `distractors` app (none yet: its logic lives in plain modules)."""

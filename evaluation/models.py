@@ -1,0 +1,1 @@
+"""Models of the `evaluation` app (none yet: its logic lives in plain modules)."""

@@ -1,0 +1,1 @@
+"""Models of the `filters` app (none yet: its logic lives in plain modules)."""

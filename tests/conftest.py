@@ -1,0 +1,33 @@
+"""Fixtures shared by every test package.
+
+``shared_data(name)`` gives the path of a real dataset under ../shared/data. When the dataset is absent
+the test is skipped with a clear message, or fails when ``CROWDQA_REQUIRE_SHARED_DATA=1`` (CI).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from config.shared_data import dataset_dir, require_shared_data, shared_data_dir
+
+
+def _locate(name: str) -> Path:
+    path = dataset_dir(name)
+    if path is None:
+        message = (
+            f"dataset '{name}' not found under {shared_data_dir()} "
+            "(set CROWDQA_SHARED_DATA to the folder holding the real datasets)"
+        )
+        if require_shared_data():
+            pytest.fail(message + "; CROWDQA_REQUIRE_SHARED_DATA=1 makes this an error")
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture
+def shared_data() -> Callable[[str], Path]:
+    """Return a function mapping a dataset name (``syllabusqa``, ``sciq`` ...) to its directory."""
+    return _locate
