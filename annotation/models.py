@@ -147,7 +147,11 @@ class Passage(models.Model):
     filter_reasons = models.JSONField(default=list, blank=True)
     filtered_at = models.DateTimeField(null=True, blank=True)
     used_by = models.ForeignKey(
-        "QAPair", on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        "QAPair",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
         help_text="The QA pair written about this passage; a used passage is never offered again.",
     )
 
@@ -198,7 +202,11 @@ class Batch(models.Model):
     provider = models.CharField(max_length=20, choices=Provider.choices, default=Provider.LOCAL)
     corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="batches")
     parent = models.ForeignKey(
-        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="children",
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="children",
         help_text="For stage-2 batches: the stage-1 batch whose questions they validate.",
     )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT, db_index=True)
@@ -273,10 +281,16 @@ class HIT(models.Model):
 
     batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="hits")
     position = models.PositiveIntegerField(default=0)
-    document = models.ForeignKey(Document, on_delete=models.PROTECT, null=True, blank=True, related_name="hits")
+    document = models.ForeignKey(
+        Document, on_delete=models.PROTECT, null=True, blank=True, related_name="hits"
+    )
     passages = models.ManyToManyField(Passage, blank=True, related_name="hits")
     qa_pair = models.ForeignKey(
-        "QAPair", on_delete=models.PROTECT, null=True, blank=True, related_name="validation_hits",
+        "QAPair",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="validation_hits",
         help_text="For SciQ stage 2: the pair to validate.",
     )
     max_assignments = models.PositiveSmallIntegerField(default=1)
@@ -332,7 +346,9 @@ class Assignment(models.Model):
     hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="assignments")
     worker = models.ForeignKey("crowd.Worker", on_delete=models.PROTECT, related_name="assignments")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACCEPTED, db_index=True)
-    answers = models.JSONField(default=dict, blank=True, help_text="Submitted form fields (HIT form contract).")
+    answers = models.JSONField(
+        default=dict, blank=True, help_text="Submitted form fields (HIT form contract)."
+    )
     draft = models.JSONField(default=dict, blank=True)
     draft_saved_at = models.DateTimeField(null=True, blank=True)
     accepted_at = models.DateTimeField(default=timezone.now)
@@ -401,7 +417,9 @@ class Assignment(models.Model):
             ValidationError: when the reason is empty.
         """
         if not reason.strip():
-            raise ValidationError({"feedback": "A rejection needs a reason the worker can read."}, code="required")
+            raise ValidationError(
+                {"feedback": "A rejection needs a reason the worker can read."}, code="required"
+            )
         self._move(self.Status.REJECTED)
         self.feedback = reason.strip()
         self.reviewed_at = timezone.now()
@@ -453,8 +471,12 @@ class QAPair(models.Model):
 
     corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="qa_pairs")
     external_id = models.CharField(max_length=100, blank=True, help_text="Id in the source release.")
-    document = models.ForeignKey(Document, on_delete=models.PROTECT, null=True, blank=True, related_name="qa_pairs")
-    passage = models.ForeignKey(Passage, on_delete=models.PROTECT, null=True, blank=True, related_name="qa_pairs")
+    document = models.ForeignKey(
+        Document, on_delete=models.PROTECT, null=True, blank=True, related_name="qa_pairs"
+    )
+    passage = models.ForeignKey(
+        Passage, on_delete=models.PROTECT, null=True, blank=True, related_name="qa_pairs"
+    )
     assignment = models.ForeignKey(
         Assignment, on_delete=models.CASCADE, null=True, blank=True, related_name="qa_pairs"
     )
@@ -474,7 +496,9 @@ class QAPair(models.Model):
     original_split = models.CharField(max_length=10, blank=True, db_index=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING, db_index=True)
     qc_flags = models.JSONField(default=list, blank=True)
-    metadata = models.JSONField(default=dict, blank=True, help_text="Source-specific fields (e.g. ARC answer key).")
+    metadata = models.JSONField(
+        default=dict, blank=True, help_text="Source-specific fields (e.g. ARC answer key)."
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -482,7 +506,9 @@ class QAPair(models.Model):
         verbose_name = "QA pair"
         constraints = [
             models.UniqueConstraint(
-                fields=["corpus", "external_id"], condition=~Q(external_id=""), name="qapair_unique_external_id"
+                fields=["corpus", "external_id"],
+                condition=~Q(external_id=""),
+                name="qapair_unique_external_id",
             ),
             models.CheckConstraint(
                 condition=Q(question_type__in=list(qt.ALL_TYPES)), name="qapair_known_question_type"

@@ -1,7 +1,8 @@
 """The QA-pair vocabulary shared by models, forms, QC and exports (no Django import).
 
 SyllabusQA (papers/syllabusqa.txt 2.3) defines seven question types; SciQ questions are one more kind.
-The answer source (explicit / implicit / insufficient) follows from the type, as in SyllabusQA Table 6.
+The answer source follows from the type (SyllabusQA section 3): explicit for yes/no, single and multi
+factual; implicit for single and multi reasoning and summarization; insufficient for no answer.
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ ANSWER_SOURCE: Final[dict[str, str]] = {
     YES_NO: EXPLICIT,
     SINGLE_FACTUAL: EXPLICIT,
     MULTI_FACTUAL: EXPLICIT,
-    SUMMARIZATION: EXPLICIT,
     SINGLE_REASONING: IMPLICIT,
     MULTI_REASONING: IMPLICIT,
+    SUMMARIZATION: IMPLICIT,
     NO_ANSWER: INSUFFICIENT,
     SCIQ: EXPLICIT,
 }

@@ -18,7 +18,7 @@ logger = logging.getLogger(__name__)
 def corpus_stats(corpus_id: int) -> dict[str, Any]:
     """Count a corpus's documents, passages and QA pairs by type (read-only, so safe to retry)."""
     corpus = Corpus.objects.get(pk=corpus_id)
-    by_type = dict(corpus.qa_pairs.values_list("question_type").annotate(n=Count("id")).order_by())
+    by_type = dict(corpus.qa_pairs.order_by().values_list("question_type").annotate(n=Count("id")))
     return {
         "corpus": corpus.name,
         "documents": corpus.documents.count(),
@@ -61,17 +61,27 @@ def run_import(job_id: int) -> dict[str, Any]:
 
     try:
         if importer == "syllabusqa":
-            summary = importing.import_syllabusqa(Path(params["path"]), params.get("corpus", "syllabusqa"),
-                                                  progress=progress)
+            summary = importing.import_syllabusqa(
+                Path(params["path"]), params.get("corpus", "syllabusqa"), progress=progress
+            )
         elif importer == "sciq":
-            summary = importing.import_mcq(read_sciq(Path(params["path"])), params.get("corpus", "sciq"),
-                                           {"kind": Corpus.Kind.TEXTBOOK}, progress=progress)
+            summary = importing.import_mcq(
+                read_sciq(Path(params["path"])),
+                params.get("corpus", "sciq"),
+                {"kind": Corpus.Kind.TEXTBOOK},
+                progress=progress,
+            )
         elif importer == "arc":
-            summary = importing.import_mcq(read_arc(Path(params["path"])), params.get("corpus", "arc"),
-                                           {"kind": Corpus.Kind.EXAM}, progress=progress)
+            summary = importing.import_mcq(
+                read_arc(Path(params["path"])),
+                params.get("corpus", "arc"),
+                {"kind": Corpus.Kind.EXAM},
+                progress=progress,
+            )
         elif importer == "corpus":
-            summary = importing.import_documents(params["corpus"], [Path(p) for p in params["paths"]],
-                                                 progress=progress)
+            summary = importing.import_documents(
+                params["corpus"], [Path(p) for p in params["paths"]], progress=progress
+            )
         else:
             raise ImportDataError(Path("."), f"unknown importer '{importer}' (expected one of {IMPORTERS})")
     except ImportDataError as exc:

@@ -48,7 +48,9 @@ def decode_utf8(raw: bytes, path: Path) -> str:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path.name}: not UTF-8 (byte {exc.start}: {raw[exc.start:exc.start + 1]!r})") from exc
+        raise ValueError(
+            f"{path.name}: not UTF-8 (byte {exc.start}: {raw[exc.start : exc.start + 1]!r})"
+        ) from exc
     return normalize_newlines(text)
 
 

@@ -11,12 +11,12 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.mixins import AccessMixin
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.views.generic import DetailView, TemplateView
 
-from annotation.models import HIT, Assignment, Batch, Corpus, Document, Job, QAPair
+from annotation.models import HIT, Assignment, Batch, Corpus, Document, Job, Passage, QAPair
 
 
 def researcher_allowed(request: HttpRequest) -> bool:
@@ -45,24 +45,17 @@ class HomeView(ResearcherRequiredMixin, TemplateView):
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
-        context["corpora"] = Corpus.objects.annotate(
-            n_documents=Count("documents", distinct=True),
-        ).order_by("name")
-        counts = {
-            row["corpus"]: row
-            for row in QAPair.objects.values("corpus").annotate(n=Count("id"))
-        }
-        passages = {
-            row["corpus"]: row
-            for row in Corpus.objects.values("id").annotate(
-                n=Count("passages"),
-                accepted=Count("passages", filter=Q(passages__filter_status="accepted")),
-            ).values("id", "n", "accepted")
-        }
-        for corpus in context["corpora"]:
-            corpus.n_qa_pairs = counts.get(corpus.pk, {}).get("n", 0)
-            corpus.n_passages = passages.get(corpus.pk, {}).get("n", 0)
-            corpus.n_accepted = passages.get(corpus.pk, {}).get("accepted", 0)
+        qa_counts = dict(QAPair.objects.order_by().values_list("corpus").annotate(n=Count("id")))
+        passage_counts = dict(Passage.objects.order_by().values_list("corpus").annotate(n=Count("id")))
+        accepted_counts = dict(
+            Passage.objects.accepted().order_by().values_list("corpus").annotate(n=Count("id"))
+        )
+        corpora = list(Corpus.objects.annotate(n_documents=Count("documents")).order_by("name"))
+        for corpus in corpora:
+            corpus.n_qa_pairs = qa_counts.get(corpus.pk, 0)
+            corpus.n_passages = passage_counts.get(corpus.pk, 0)
+            corpus.n_accepted = accepted_counts.get(corpus.pk, 0)
+        context["corpora"] = corpora
         context["batches"] = Batch.objects.select_related("corpus").annotate(
             n_hits=Count("hits", distinct=True)
         )[:20]
@@ -85,10 +78,16 @@ class CorpusDetailView(ResearcherRequiredMixin, DetailView):
             "id", "name", "title", "page_starts", "original_split", "pdf", "metadata"
         )
         context["type_counts"] = (
-            corpus.qa_pairs.values("question_type").annotate(n=Count("id")).order_by("question_type")
+            corpus.qa_pairs.order_by()
+            .values("question_type")
+            .annotate(n=Count("id"))
+            .order_by("question_type")
         )
         context["split_counts"] = (
-            corpus.qa_pairs.values("original_split").annotate(n=Count("id")).order_by("original_split")
+            corpus.qa_pairs.order_by()
+            .values("original_split")
+            .annotate(n=Count("id"))
+            .order_by("original_split")
         )
         context["n_passages"] = corpus.passages.count()
         return context
@@ -136,9 +135,15 @@ class BatchDetailView(ResearcherRequiredMixin, DetailView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         batch: Batch = self.object
-        context["hit_counts"] = batch.hits.values("status").annotate(n=Count("id")).order_by("status")
+        context["hit_counts"] = (
+            batch.hits.order_by().values("status").annotate(n=Count("id")).order_by("status")
+        )
         context["assignment_counts"] = (
-            Assignment.objects.filter(hit__batch=batch).values("status").annotate(n=Count("id")).order_by("status")
+            Assignment.objects.filter(hit__batch=batch)
+            .order_by()
+            .values("status")
+            .annotate(n=Count("id"))
+            .order_by("status")
         )
         context["n_hits"] = HIT.objects.filter(batch=batch).count()
         return context

@@ -29,10 +29,10 @@ if not SECRET_KEY:
     # A fixed development key keeps sessions valid across restarts of the demo; system check
     # crowdqa.W001 warns whenever it is used with DEBUG off.
     SECRET_KEY = "crowdqa-insecure-development-key-change-me"
-ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
-CSRF_TRUSTED_ORIGINS = [
-    o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()
+ALLOWED_HOSTS = [
+    h.strip() for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h
 ]
+CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
 PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", "http://localhost:8000").rstrip("/")
 
 INSTALLED_APPS = [
@@ -94,6 +94,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
     }
+    # A file (not :memory:) so that Celery worker processes started by integration tests share it.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
@@ -146,6 +148,9 @@ CELERY_TASK_DEFAULT_EXCHANGE = "default"
 CELERY_TASK_DEFAULT_ROUTING_KEY = "default"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
+# Researcher pages open without login (the local demo turns this on; never on a public server).
+CROWDQA_PUBLIC_DASHBOARD = env_bool("CROWDQA_PUBLIC_DASHBOARD", False)
+
 # --- Crowd platforms ----------------------------------------------------------------------------
 MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)
 PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
@@ -168,4 +173,3 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("CROWDQA_LOG_LEVEL", "WARNING")},
     "loggers": {"django": {"level": "WARNING"}},
 }
-CROWDQA_PUBLIC_DASHBOARD = env_bool("CROWDQA_PUBLIC_DASHBOARD", False)

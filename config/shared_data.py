@@ -31,5 +31,5 @@ def dataset_dir(name: str) -> Optional[Path]:
 
 
 def require_shared_data() -> bool:
-    """True when a missing dataset must be an error rather than a skip (CI sets ``CROWDQA_REQUIRE_SHARED_DATA=1``)."""
+    """True when a missing dataset must fail, not skip (CI sets ``CROWDQA_REQUIRE_SHARED_DATA=1``)."""
     return os.environ.get("CROWDQA_REQUIRE_SHARED_DATA", "") not in ("", "0", "false", "False")

@@ -130,7 +130,9 @@ class Payment(models.Model):
         ordering = ["-created"]
         constraints = [
             models.UniqueConstraint(
-                fields=["assignment"], condition=models.Q(kind="reward"), name="payment_one_reward_per_assignment"
+                fields=["assignment"],
+                condition=models.Q(kind="reward"),
+                name="payment_one_reward_per_assignment",
             ),
         ]
 

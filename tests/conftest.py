@@ -6,8 +6,8 @@ the test is skipped with a clear message, or fails when ``CROWDQA_REQUIRE_SHARED
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 

@@ -116,7 +116,9 @@ def expand_paths(paths: Iterable[Path]) -> list[Path]:
     for path in paths:
         if path.is_dir():
             files.extend(
-                sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES | {".pdf"})
+                sorted(
+                    p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES | {".pdf"}
+                )
             )
         elif path.is_file():
             files.append(path)

@@ -99,7 +99,9 @@ def read_arc(root: Path) -> list[MCQRecord]:
                     raise ImportDataError(path, f"malformed question ({exc})", line=line_no) from exc
                 labels = [c["label"] for c in choices]
                 if key not in labels:
-                    raise ImportDataError(path, f"answerKey '{key}' not among choices {labels} of '{qid}'", line_no)
+                    raise ImportDataError(
+                        path, f"answerKey '{key}' not among choices {labels} of '{qid}'", line_no
+                    )
                 answer = next(c["text"] for c in choices if c["label"] == key)
                 records.append(
                     MCQRecord(

@@ -8,7 +8,8 @@ parsed and checked before anything is written, so a malformed release leaves the
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Iterator
+import hashlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -39,6 +40,31 @@ class SyllabusRecord:
 
 
 @dataclass(frozen=True)
+class KnownPages:
+    """Page starts an earlier import computed, with the hashes of the text and PDF they came from."""
+
+    text_sha256: str
+    pdf_sha256: str
+    starts: tuple[int, ...]
+
+    def matches(self, text: str, pdf_path: Path) -> bool:
+        """True when both the text and the PDF are unchanged."""
+        return (
+            hashlib.sha256(text.encode("utf-8")).hexdigest() == self.text_sha256
+            and file_sha256(pdf_path) == self.pdf_sha256
+        )
+
+
+def file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
 class QARow:
     """One row of a SyllabusQA split file, exactly as released (no whitespace stripped)."""
 
@@ -63,7 +89,9 @@ def _split_dir(root: Path) -> Path:
 def _syllabi_dir(root: Path) -> Path:
     candidate = root / "syllabi" / "syllabi_redacted"
     if not (candidate / "text").is_dir():
-        raise ImportDataError(root, "no syllabi/syllabi_redacted/text/ folder (expected the SyllabusQA layout)")
+        raise ImportDataError(
+            root, "no syllabi/syllabi_redacted/text/ folder (expected the SyllabusQA layout)"
+        )
     return candidate
 
 
@@ -105,13 +133,17 @@ def _parse_row(record: dict, split: str, path: Path, line: int, where: str, seen
     question_type = record["question_type"] or ""
     if question_type not in qt.SYLLABUS_TYPES:
         raise ImportDataError(
-            path, f"unknown question type '{question_type}' (expected one of: {', '.join(qt.SYLLABUS_TYPES)})", line
+            path,
+            f"unknown question type '{question_type}' (expected one of: {', '.join(qt.SYLLABUS_TYPES)})",
+            line,
         )
     if not (record["question"] or "").strip():
         raise ImportDataError(path, f"empty question for id '{row_id}'", line=line)
     if not (record["syllabus_name"] or "").strip():
         raise ImportDataError(path, f"empty syllabus_name for id '{row_id}'", line=line)
-    spans = tuple(record[f"answer_span_{i}"] for i in range(1, qt.MAX_SPANS + 1) if record[f"answer_span_{i}"])
+    spans = tuple(
+        record[f"answer_span_{i}"] for i in range(1, qt.MAX_SPANS + 1) if record[f"answer_span_{i}"]
+    )
     steps = tuple(
         record[f"reasoning_step_{i}"] for i in range(1, qt.MAX_STEPS + 1) if record[f"reasoning_step_{i}"]
     )
@@ -165,6 +197,7 @@ def read_syllabi(
     names: set[str],
     encoding: str = "mac_roman",
     progress: Optional[Callable[[str], None]] = None,
+    known_pages: Optional[Mapping[str, KnownPages]] = None,
 ) -> Iterator[SyllabusRecord]:
     """Yield each named syllabus with its text, PDF and page starts.
 
@@ -173,6 +206,8 @@ def read_syllabi(
         names: syllabus names the QA rows refer to; each must have a text file.
         encoding: ``mac_roman`` (the release's ``text/``) or ``utf-8`` (for converted files).
         progress: called with each syllabus name once it is read.
+        known_pages: page starts computed by an earlier import, reused when neither the text nor the
+            PDF changed (PDF text extraction is the slow part of a re-import).
 
     Raises:
         ImportDataError: for a missing or undecodable syllabus text file.
@@ -194,12 +229,16 @@ def read_syllabi(
         pdf = syllabi / "pdf" / f"{name}.pdf"
         pdf_path = pdf if pdf.is_file() else None
         starts: tuple[int, ...] = ()
-        if pdf_path is not None:
+        known = (known_pages or {}).get(name)
+        if pdf_path is not None and known is not None and known.matches(text, pdf_path):
+            starts = known.starts
+        elif pdf_path is not None:
             try:
                 starts = tuple(page_starts(text, extract_pdf_pages(pdf_path)))
             except Exception as exc:  # pypdf raises many types for damaged files
                 raise ImportDataError(pdf_path, f"cannot read the PDF: {exc}") from exc
         if progress:
             progress(name)
-        yield SyllabusRecord(name=name, text=text, pdf_path=pdf_path, page_starts=starts,
-                             metadata=metadata.get(name, {}))
+        yield SyllabusRecord(
+            name=name, text=text, pdf_path=pdf_path, page_starts=starts, metadata=metadata.get(name, {})
+        )

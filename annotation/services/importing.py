@@ -7,7 +7,6 @@ and reports every row as unchanged; a changed row is updated in place with its s
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -22,7 +21,14 @@ from django.db import transaction
 from annotation import question_types as qt
 from annotation.importers.documents import DocumentRecord, expand_paths, read_document
 from annotation.importers.mcq import MCQRecord
-from annotation.importers.syllabusqa import QARow, SyllabusRecord, read_qa_rows, read_syllabi
+from annotation.importers.syllabusqa import (
+    KnownPages,
+    QARow,
+    SyllabusRecord,
+    file_sha256,
+    read_qa_rows,
+    read_syllabi,
+)
 from annotation.models import (
     AnswerSpan,
     Corpus,
@@ -89,20 +95,16 @@ def _get_corpus(name: str, **defaults: Any) -> Corpus:
     return corpus
 
 
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _attach_pdf(document: Document, pdf_path: Optional[Path], corpus: Corpus) -> bool:
     """Store the document's PDF in media storage unless the same file is already there."""
     if pdf_path is None:
         return False
-    sha = _file_sha256(pdf_path)
-    if document.pdf and document.metadata.get("pdf_sha256") == sha and default_storage.exists(document.pdf.name):
+    sha = file_sha256(pdf_path)
+    if (
+        document.pdf
+        and document.metadata.get("pdf_sha256") == sha
+        and default_storage.exists(document.pdf.name)
+    ):
         return False
     target = f"pdfs/{corpus.name}/{sha[:16]}.pdf"
     if not default_storage.exists(target):
@@ -178,8 +180,14 @@ def import_syllabusqa(
     split_of: dict[str, str] = {}
     for row in rows:
         split_of.setdefault(row.syllabus_name, row.split)
+    known = {
+        d.name: KnownPages(d.text_sha256, d.metadata.get("pdf_sha256", ""), tuple(d.page_starts))
+        for d in Document.objects.filter(corpus__name=corpus_name).only(
+            "name", "text_sha256", "metadata", "page_starts"
+        )
+    }
     syllabi: list[SyllabusRecord] = []
-    for i, record in enumerate(read_syllabi(root, names, encoding=encoding), start=1):
+    for i, record in enumerate(read_syllabi(root, names, encoding=encoding, known_pages=known), start=1):
         syllabi.append(record)
         progress("syllabi", i, len(names))
 
@@ -196,8 +204,15 @@ def import_syllabusqa(
         documents: dict[str, Document] = {}
         for record in syllabi:
             documents[record.name] = _upsert_document(
-                corpus, existing, record.name, record.text, record.page_starts, record.metadata,
-                split_of.get(record.name, ""), record.pdf_path, summary.documents,
+                corpus,
+                existing,
+                record.name,
+                record.text,
+                record.page_starts,
+                record.metadata,
+                split_of.get(record.name, ""),
+                record.pdf_path,
+                summary.documents,
             )
         _write_syllabus_pairs(corpus, rows, documents, summary, progress)
     summary.totals = {
@@ -289,8 +304,11 @@ def _write_syllabus_pairs(
     ReasoningStep.objects.filter(qa_pair_id__in=changed_ids).delete()
     if any(qa.pk is None for qa, _, _ in new_pairs):
         # Backends without RETURNING ids on bulk insert: read the ids back by external id.
-        ids = dict(corpus.qa_pairs.filter(external_id__in=[q.external_id for q, _, _ in new_pairs])
-                   .values_list("external_id", "pk"))
+        ids = dict(
+            corpus.qa_pairs.filter(external_id__in=[q.external_id for q, _, _ in new_pairs]).values_list(
+                "external_id", "pk"
+            )
+        )
         for qa, _, _ in new_pairs:
             qa.pk = ids[qa.external_id]
     span_rows: list[AnswerSpan] = []
@@ -328,9 +346,9 @@ def import_mcq(
         passages = _write_passages(corpus, records, summary)
         existing = {qa.external_id: qa for qa in corpus.qa_pairs.all()}
         old_distractors: dict[int, list[str]] = defaultdict(list)
-        for d in Distractor.objects.filter(qa_pair__corpus=corpus, origin=Distractor.Origin.ORIGINAL).order_by(
-            "qa_pair_id", "position"
-        ):
+        for d in Distractor.objects.filter(
+            qa_pair__corpus=corpus, origin=Distractor.Origin.ORIGINAL
+        ).order_by("qa_pair_id", "position"):
             old_distractors[d.qa_pair_id].append(d.text)
         new_pairs: list[tuple[QAPair, list[str]]] = []
         changed: list[tuple[QAPair, list[str]]] = []
@@ -348,7 +366,10 @@ def import_mcq(
             qa = existing.get(record.id)
             if qa is None:
                 new_pairs.append((QAPair(corpus=corpus, external_id=record.id, **fields), distractors))
-            elif any(getattr(qa, k) != v for k, v in fields.items()) or old_distractors.get(qa.pk) != distractors:
+            elif (
+                any(getattr(qa, k) != v for k, v in fields.items())
+                or old_distractors.get(qa.pk) != distractors
+            ):
                 for key, value in fields.items():
                     setattr(qa, key, value)
                 changed.append((qa, distractors))
@@ -368,7 +389,9 @@ def import_mcq(
         ).delete()
         Distractor.objects.bulk_create(
             [
-                Distractor(qa_pair_id=qa.pk, text=text, origin=Distractor.Origin.ORIGINAL, position=p, selected=True)
+                Distractor(
+                    qa_pair_id=qa.pk, text=text, origin=Distractor.Origin.ORIGINAL, position=p, selected=True
+                )
                 for qa, texts in new_pairs + changed
                 for p, text in enumerate(texts)
             ],
@@ -453,8 +476,15 @@ def import_documents(
         known = set(corpus.passages.values_list("text_sha256", flat=True))
         for record in records:
             document = _upsert_document(
-                corpus, existing, record.name, record.text, record.page_starts, {"file": record.path.name}, "",
-                record.path if record.path.suffix.lower() == ".pdf" else None, summary.documents,
+                corpus,
+                existing,
+                record.name,
+                record.text,
+                record.page_starts,
+                {"file": record.path.name},
+                "",
+                record.path if record.path.suffix.lower() == ".pdf" else None,
+                summary.documents,
             )
             new = []
             for position, paragraph in enumerate(record.paragraphs):
@@ -463,8 +493,16 @@ def import_documents(
                     summary.passages.unchanged += 1
                     continue
                 known.add(sha)
-                new.append(Passage(corpus=corpus, document=document, position=position, text=paragraph.text,
-                                   text_sha256=sha, start=paragraph.start))
+                new.append(
+                    Passage(
+                        corpus=corpus,
+                        document=document,
+                        position=position,
+                        text=paragraph.text,
+                        text_sha256=sha,
+                        start=paragraph.start,
+                    )
+                )
             Passage.objects.bulk_create(new, batch_size=2000)
             summary.passages.created += len(new)
     summary.totals = {"files": len(files), "documents_skipped": skipped}

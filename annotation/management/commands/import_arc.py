@@ -29,13 +29,21 @@ class Command(JsonCommand):
             records = read_arc(root)
         except ImportDataError as exc:
             raise CommandError(f"{exc} (nothing was imported)") from exc
-        summary = import_mcq(records, options["corpus"], {
-            "kind": Corpus.Kind.EXAM,
-            "description": "ARC: real grade-school science exam questions (Easy and Challenge sets).",
-            "source": "AI2 Reasoning Challenge V1 Feb-2018",
-            "license": "CC BY-SA 4.0",
-        }, progress=self.progress).as_dict()
-        self.emit(summary, [
-            f"Corpus '{summary['corpus']}': {summary['questions_total']} questions "
-            f"({summary['qa_pairs']['created']} new, {summary['qa_pairs']['unchanged']} unchanged).",
-        ])
+        summary = import_mcq(
+            records,
+            options["corpus"],
+            {
+                "kind": Corpus.Kind.EXAM,
+                "description": "ARC: real grade-school science exam questions (Easy and Challenge sets).",
+                "source": "AI2 Reasoning Challenge V1 Feb-2018",
+                "license": "CC BY-SA 4.0",
+            },
+            progress=self.progress,
+        ).as_dict()
+        self.emit(
+            summary,
+            [
+                f"Corpus '{summary['corpus']}': {summary['questions_total']} questions "
+                f"({summary['qa_pairs']['created']} new, {summary['qa_pairs']['unchanged']} unchanged).",
+            ],
+        )

@@ -19,7 +19,9 @@ class Command(JsonCommand):
         parser.add_argument("name", help="Corpus name (created when missing).")
         parser.add_argument("paths", nargs="+", type=Path, help="Files or folders to import.")
         parser.add_argument(
-            "--min-paragraph-chars", type=int, default=40,
+            "--min-paragraph-chars",
+            type=int,
+            default=40,
             help="Blocks shorter than this (headings, page numbers) do not become passages (default 40).",
         )
 
@@ -31,7 +33,10 @@ class Command(JsonCommand):
         except ImportDataError as exc:
             self.close_bars()
             raise CommandError(f"{exc} (nothing was imported)") from exc
-        self.emit(summary, [
-            f"Corpus '{summary['corpus']}': {summary['documents']['created']} new document(s), "
-            f"{summary['passages']['created']} new passage(s) from {summary['files']} file(s).",
-        ])
+        self.emit(
+            summary,
+            [
+                f"Corpus '{summary['corpus']}': {summary['documents']['created']} new document(s), "
+                f"{summary['passages']['created']} new passage(s) from {summary['files']} file(s).",
+            ],
+        )

@@ -29,14 +29,23 @@ class Command(JsonCommand):
             records = read_sciq(root)
         except ImportDataError as exc:
             raise CommandError(f"{exc} (nothing was imported)") from exc
-        summary = import_mcq(records, options["corpus"], {
-            "kind": Corpus.Kind.TEXTBOOK,
-            "description": "SciQ: crowdsourced multiple-choice science questions with textbook support passages.",
-            "source": "allenai SciQ (Welbl, Liu & Gardner 2017)",
-            "license": "CC BY-NC 3.0",
-        }, progress=self.progress).as_dict()
-        self.emit(summary, [
-            f"Corpus '{summary['corpus']}': {summary['questions_total']} questions "
-            f"({summary['qa_pairs']['created']} new, {summary['qa_pairs']['unchanged']} unchanged), "
-            f"{summary['with_passage']} with a passage, {summary['without_passage']} without.",
-        ])
+        summary = import_mcq(
+            records,
+            options["corpus"],
+            {
+                "kind": Corpus.Kind.TEXTBOOK,
+                "description": "SciQ: crowdsourced multiple-choice science questions with "
+                "textbook support passages.",
+                "source": "allenai SciQ (Welbl, Liu & Gardner 2017)",
+                "license": "CC BY-NC 3.0",
+            },
+            progress=self.progress,
+        ).as_dict()
+        self.emit(
+            summary,
+            [
+                f"Corpus '{summary['corpus']}': {summary['questions_total']} questions "
+                f"({summary['qa_pairs']['created']} new, {summary['qa_pairs']['unchanged']} unchanged), "
+                f"{summary['with_passage']} with a passage, {summary['without_passage']} without.",
+            ],
+        )

@@ -22,8 +22,11 @@ class Command(JsonCommand):
         parser.add_argument("dir", type=Path, help="The release folder, e.g. ../shared/data/syllabusqa.")
         parser.add_argument("--corpus", default="syllabusqa", help="Corpus name (default: syllabusqa).")
         parser.add_argument(
-            "--encoding", choices=["mac_roman", "utf-8"], default="mac_roman",
-            help="Encoding of the syllabus text files: mac_roman reads text/ (the release), utf-8 reads text_utf8/.",
+            "--encoding",
+            choices=["mac_roman", "utf-8"],
+            default="mac_roman",
+            help="Encoding of the syllabus text files: mac_roman reads text/ (the release), "
+            "utf-8 reads text_utf8/.",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -36,9 +39,13 @@ class Command(JsonCommand):
             self.close_bars()
             raise CommandError(f"{exc} (nothing was imported)") from exc
         result = summary.as_dict()
-        self.emit(result, [
-            f"Corpus '{result['corpus']}': {result['syllabi']} syllabi, {result['qa_pairs_total']} QA pairs "
-            f"({result['qa_pairs']['created']} new, {result['qa_pairs']['updated']} updated, "
-            f"{result['qa_pairs']['unchanged']} unchanged); {result['spans_located']} of "
-            f"{result['spans_total']} answer spans located verbatim in the syllabus text.",
-        ])
+        self.emit(
+            result,
+            [
+                f"Corpus '{result['corpus']}': {result['syllabi']} syllabi, "
+                f"{result['qa_pairs_total']} QA pairs "
+                f"({result['qa_pairs']['created']} new, {result['qa_pairs']['updated']} updated, "
+                f"{result['qa_pairs']['unchanged']} unchanged); {result['spans_located']} of "
+                f"{result['spans_total']} answer spans located verbatim in the syllabus text.",
+            ],
+        )

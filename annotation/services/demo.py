@@ -1,0 +1,86 @@
+"""The demo data the quick start loads: a syllabus (text + a generated PDF) and textbook paragraphs.
+
+The files live in ``demo/`` in the repository and are written for crowdqa, so the demo works without
+the real datasets. Page breaks in the syllabus text are form feeds; the PDF is generated from the same
+pages with reportlab, so its page boundaries match the stored offsets exactly.
+"""
+
+from __future__ import annotations
+
+import io
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from annotation.models import Corpus
+from annotation.services.importing import Counts, _upsert_document, import_documents
+
+DEMO_DIR = Path(settings.BASE_DIR) / "demo"
+SYLLABUS_CORPUS = "demo-syllabi"
+TEXTBOOK_CORPUS = "demo-textbook"
+
+
+def render_pdf(pages: list[str]) -> bytes:
+    """Render plain-text pages into a simple, deterministic PDF (one PDF page per text page)."""
+    from reportlab.lib.pagesizes import letter
+    from reportlab.pdfgen import canvas
+
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=letter, invariant=1)
+    width, height = letter
+    for page in pages:
+        text = pdf.beginText(54, height - 60)
+        text.setFont("Helvetica", 10)
+        for line in page.splitlines():
+            text.textLine(line)
+        pdf.drawText(text)
+        pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()
+
+
+def load_demo() -> dict[str, Any]:
+    """Create (or refresh) the demo corpora; idempotent."""
+    counts = Counts()
+    with transaction.atomic():
+        corpus, _ = Corpus.objects.get_or_create(
+            name=SYLLABUS_CORPUS,
+            defaults={
+                "kind": Corpus.Kind.SYLLABUS,
+                "description": "A demo course syllabus written for crowdqa (BIO 105, fictional).",
+                "source": "crowdqa demo data",
+                "license": "CC0",
+            },
+        )
+        existing = {d.name: d for d in corpus.documents.all()}
+        for path in sorted((DEMO_DIR / "syllabi").glob("*.txt")):
+            pages = path.read_text(encoding="utf-8").split("\f")
+            starts, offset = [], 0
+            for page in pages:
+                starts.append(offset)
+                offset += len(page)
+            with tempfile.TemporaryDirectory() as tmp:
+                pdf_path = Path(tmp) / f"{path.stem}.pdf"
+                pdf_path.write_bytes(render_pdf(pages))
+                _upsert_document(
+                    corpus,
+                    existing,
+                    path.stem,
+                    "".join(pages),
+                    starts,
+                    {"course": pages[0].splitlines()[0]},
+                    "",
+                    pdf_path,
+                    counts,
+                )
+    textbook = import_documents(TEXTBOOK_CORPUS, [DEMO_DIR / "textbook"], min_paragraph_chars=40)
+    Corpus.objects.filter(name=TEXTBOOK_CORPUS).update(
+        kind=Corpus.Kind.TEXTBOOK,
+        description="Demo textbook paragraphs written for crowdqa.",
+        source="crowdqa demo data",
+        license="CC0",
+    )
+    return {"syllabi": counts.as_dict(), "textbook": textbook.as_dict()}

@@ -1,0 +1,81 @@
+"""SyllabusQA search baseline (top-1 BM25 chunk, 200 chars / 50 overlap) on the real test split.
+
+Prints ROUGE-L F1 and BERTScore F1 (local MiniLM, not the paper's DeBERTa) overall, per question type and
+per answer source, and a final JSON line. Deterministic: no sampling anywhere.
+
+    .venv/bin/python benchmarks/eval_search_baseline.py [--split test] [--no-bertscore] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from config.shared_data import dataset_dir  # noqa: E402
+from evaluation.baselines import run_system  # noqa: E402
+from evaluation.metrics import score  # noqa: E402
+from evaluation.schema import QAItem  # noqa: E402
+
+
+def load_items(root: Path, split: str) -> list[QAItem]:
+    """Read a SyllabusQA split with each item's syllabus text (UTF-8 copy)."""
+    text_dir = root / "syllabi" / "syllabi_redacted" / "text_utf8"
+    syllabi: dict[str, str] = {}
+    items: list[QAItem] = []
+    with open(root / "data" / "dataset_split" / f"{split}.csv", newline="", encoding="utf-8") as handle:
+        for line, row in enumerate(csv.DictReader(handle), start=2):
+            name = row["syllabus_name"]
+            if name not in syllabi:
+                path = text_dir / f"{name}.txt"
+                if not path.is_file():
+                    raise SystemExit(f"{split}.csv line {line}: syllabus '{name}' not found at {path}")
+                syllabi[name] = path.read_text(encoding="utf-8")
+            items.append(
+                QAItem(
+                    id=row["id"],
+                    question=row["question"],
+                    answer=row["answer"] or "",
+                    question_type=row["question_type"],
+                    document_name=name,
+                    document=syllabi[name],
+                )
+            )
+    return items
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", default="test", choices=["train", "val", "test"])
+    parser.add_argument("--no-bertscore", action="store_true", help="ROUGE-L only")
+    parser.add_argument("--limit", type=int, default=0, help="first N items only (0 = all)")
+    args = parser.parse_args()
+    root = dataset_dir("syllabusqa")
+    if root is None:
+        raise SystemExit("SyllabusQA not found (set CROWDQA_SHARED_DATA)")
+    items = load_items(root, args.split)
+    if args.limit:
+        items = items[: args.limit]
+    start = time.perf_counter()
+    predictions = run_system("search", items)
+    retrieval_s = time.perf_counter() - start
+    metrics = ["rouge_l"] if args.no_bertscore else ["rouge_l", "bertscore"]
+    result = score(predictions, items, metrics)
+    result.pop("items")
+    print(f"SyllabusQA {args.split}: {result['n']} questions, search baseline, retrieval {retrieval_s:.1f}s")
+    keys = [k for k in ("rouge_l_f1", "bertscore_f1") if k in result]
+    print(f"{'group':<20} {'n':>5} " + " ".join(f"{k:>13}" for k in keys))
+    print(f"{'overall':<20} {result['n']:>5} " + " ".join(f"{result[k]:>13.4f}" for k in keys))
+    for group, counts in (("per_type", result["n_per_type"]), ("per_source", result["n_per_source"])):
+        for name, n in counts.items():
+            print(f"{name:<20} {n:>5} " + " ".join(f"{result[f'{k}_{group}'][name]:>13.4f}" for k in keys))
+    print(json.dumps({"split": args.split, "system": "search", **result}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""Django admin for workers, qualifications and the payment ledger (payments are read-only)."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from crowd.models import Payment, Qualification, Worker
+
+
+class QualificationInline(admin.TabularInline):
+    model = Qualification
+    extra = 0
+
+
+@admin.register(Worker)
+class WorkerAdmin(admin.ModelAdmin):
+    list_display = ("pseudonym", "platform", "platform_id", "is_expert", "blocked", "created")
+    list_filter = ("platform", "is_expert", "blocked")
+    search_fields = ("pseudonym", "platform_id")
+    readonly_fields = ("pseudonym",)
+    raw_id_fields = ("user",)
+    inlines = [QualificationInline]
+
+
+@admin.register(Payment)
+class PaymentAdmin(admin.ModelAdmin):
+    """The ledger is written by the payment code only; the admin shows it."""
+
+    list_display = ("id", "batch", "worker", "kind", "amount_cents", "status", "platform_ref", "created")
+    list_filter = ("kind", "status", "batch")
+    search_fields = ("idempotency_key", "platform_ref")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False

@@ -1,0 +1,72 @@
+"""Provider registry: a name and settings-like values in, a ``CrowdProvider`` out.
+
+``mturk``, ``prolific`` and ``fake`` are registered here; the DB-backed ``local`` provider registers itself
+(``register_provider("local", LocalProvider.from_config)``) from the Django side, so this package stays
+free of Django. An unknown name raises ``ProviderConfigError`` (compare Potato's registry, which logs and
+returns ``None``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from crowd.providers.base import CrowdProvider
+from crowd.providers.errors import ProviderConfigError
+from crowd.providers.fake import FakeProvider
+from crowd.providers.mturk import MTurkProvider
+from crowd.providers.prolific import ProlificProvider
+
+ProviderFactory = Callable[[Mapping[str, Any]], CrowdProvider]
+
+CONFIG_KEYS = (
+    "MTURK_SANDBOX",
+    "AWS_ENDPOINT_URL_MTURK",
+    "PROLIFIC_API_URL",
+    "PROLIFIC_API_TOKEN",
+    "PROLIFIC_WORKSPACE_ID",
+    "PROLIFIC_BLOCK_GROUP_ID",
+    "PUBLIC_BASE_URL",
+)
+
+_REGISTRY: dict[str, ProviderFactory] = {
+    "mturk": MTurkProvider.from_config,
+    "prolific": ProlificProvider.from_config,
+    "fake": FakeProvider.from_config,
+}
+
+
+def register_provider(name: str, factory: ProviderFactory) -> None:
+    """Register (or replace) the factory for a provider name."""
+    _REGISTRY[name] = factory
+
+
+def provider_names() -> tuple[str, ...]:
+    """Return the registered provider names, sorted."""
+    return tuple(sorted(_REGISTRY))
+
+
+def config_from(settings: Any) -> dict[str, Any]:
+    """Collect the provider settings from a mapping or an object with attributes (Django ``settings``)."""
+    if isinstance(settings, Mapping):
+        return {k: settings[k] for k in CONFIG_KEYS if k in settings}
+    return {k: getattr(settings, k) for k in CONFIG_KEYS if hasattr(settings, k)}
+
+
+def get_provider(name: str, settings: Any) -> CrowdProvider:
+    """Build the provider called ``name``.
+
+    Args:
+        name: ``mturk``, ``prolific``, ``fake`` or a registered name (``local``).
+        settings: a mapping or an object holding the provider settings (``MTURK_SANDBOX``...).
+
+    Returns:
+        A ready provider.
+
+    Raises:
+        ProviderConfigError: unknown name or missing configuration (e.g. an empty Prolific token).
+    """
+    factory = _REGISTRY.get(name)
+    if factory is None:
+        raise ProviderConfigError(f"unknown crowd provider {name!r}; known: {', '.join(provider_names())}")
+    return factory(config_from(settings))

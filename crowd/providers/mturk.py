@@ -1,0 +1,327 @@
+"""The MTurk ``CrowdProvider``: a HIT type per batch, one ExternalQuestion HIT per unit.
+
+Sandbox versus live is decided once, by the client and the ``MTurkEnvironment`` passed in
+(``from_config`` reads ``MTURK_SANDBOX``); no method checks it. Quirks kept here: MTurk statuses,
+the ``RequesterAnnotation`` used to find a HIT created by a crashed earlier attempt, and the 24-hour
+life of ``UniqueRequestToken`` (the ``PaymentStore`` covers longer gaps).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Optional
+
+from crowd.providers import errors, mturk_api, mturk_requirements
+from crowd.providers.base import (
+    CrowdProvider,
+    PaymentRecord,
+    PaymentResult,
+    PaymentState,
+    PaymentStatus,
+    PaymentStore,
+    PlatformSubmission,
+    PublishedBatch,
+    PublishedUnit,
+    PublishRequest,
+    ReviewResult,
+    SubmissionStatus,
+    advance_payment,
+)
+
+logger = logging.getLogger(__name__)
+
+STATUS_FROM_MTURK = {
+    "Submitted": SubmissionStatus.SUBMITTED,
+    "Approved": SubmissionStatus.APPROVED,
+    "Rejected": SubmissionStatus.REJECTED,
+}
+MTURK_FROM_STATUS = {v: k for k, v in STATUS_FROM_MTURK.items()}
+# UniqueRequestToken is honoured for 24 hours; past this age a retry must not rely on it.
+TOKEN_LIFETIME = timedelta(hours=23)
+
+
+def annotation_for(batch_ref: str, unit_ref: str) -> str:
+    """Return the RequesterAnnotation marking a HIT as crowdqa's unit (found again after a crash)."""
+    return f"crowdqa:{batch_ref}:{unit_ref}"[:255]
+
+
+def token_for(*parts: str) -> str:
+    """Return a UniqueRequestToken from stable parts (at most 64 characters)."""
+    token = "-".join(parts)
+    if len(token) > mturk_api.TOKEN_MAX:
+        token = token[:40] + "-" + hashlib.sha256(token.encode()).hexdigest()[:23]
+    return token
+
+
+def _utc(value: Optional[datetime]) -> Optional[datetime]:
+    """Return an aware datetime in UTC (botocore parses timestamps in the local zone)."""
+    return value.astimezone(UTC) if value is not None else None
+
+
+def to_submission(assignment: Mapping[str, Any]) -> PlatformSubmission:
+    """Convert an MTurk assignment dict into a ``PlatformSubmission``."""
+    raw = str(assignment.get("AssignmentStatus", ""))
+    return PlatformSubmission(
+        platform_assignment_id=assignment["AssignmentId"],
+        worker_id=assignment.get("WorkerId", ""),
+        status=STATUS_FROM_MTURK.get(raw, SubmissionStatus.ACTIVE),
+        platform_unit_id=assignment.get("HITId", ""),
+        submitted_at=_utc(assignment.get("SubmitTime")),
+        accepted_at=_utc(assignment.get("AcceptTime")),
+        answers=mturk_api.parse_answer_xml(assignment.get("Answer", "") or ""),
+        platform_status=raw,
+    )
+
+
+class MTurkProvider(CrowdProvider):
+    """Amazon Mechanical Turk through a boto3 client (sandbox unless configured live)."""
+
+    name = "mturk"
+
+    def __init__(self, client: Any, environment: mturk_api.MTurkEnvironment = mturk_api.SANDBOX) -> None:
+        """Wrap a boto3 mturk client.
+
+        Args:
+            client: from ``mturk_api.make_client`` (or a Stubber-wrapped client in tests).
+            environment: SANDBOX or LIVE; names the worker site in preview URLs.
+        """
+        self.client = client
+        self.environment = environment
+        self.sandbox = environment is not mturk_api.LIVE
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> MTurkProvider:
+        """Build from settings-like values: ``MTURK_SANDBOX`` (default true), ``AWS_ENDPOINT_URL_MTURK``."""
+        sandbox = bool(config.get("MTURK_SANDBOX", True))
+        endpoint = config.get("AWS_ENDPOINT_URL_MTURK") or None
+        client = mturk_api.make_client(sandbox=sandbox, endpoint_url=endpoint)
+        return cls(client, mturk_api.environment_for(sandbox))
+
+    # --- batch ---------------------------------------------------------------------------------------
+
+    def qualification_requirements(self, request: PublishRequest) -> list[dict[str, Any]]:
+        """Translate the request's neutral worker requirements into MTurk's."""
+        reqs: list[dict[str, Any]] = []
+        if request.locales:
+            reqs.append(mturk_requirements.locale_requirement(request.locales))
+        if request.min_approval_rate is not None:
+            reqs.append(mturk_requirements.approval_rate_requirement(request.min_approval_rate))
+        if request.min_approved is not None:
+            reqs.append(mturk_requirements.number_approved_requirement(request.min_approved))
+        reqs.extend(
+            mturk_requirements.has_qualification_requirement(q) for q in request.require_qualifications
+        )
+        reqs.extend(
+            mturk_requirements.lacks_qualification_requirement(q) for q in request.exclude_qualifications
+        )
+        return reqs
+
+    def publish(self, request: PublishRequest) -> PublishedBatch:
+        """Create the HIT type, then one HIT per unit (a retry finds HITs made by a crashed attempt)."""
+        hit_type_id = mturk_api.create_hit_type(
+            self.client,
+            title=request.title,
+            description=request.description,
+            reward_cents=request.reward_cents,
+            assignment_duration_seconds=request.duration_seconds,
+            auto_approval_delay_seconds=request.auto_approve_seconds,
+            keywords=request.keywords,
+            qualification_requirements=self.qualification_requirements(request),
+        )
+        units: list[PublishedUnit] = []
+        for unit in request.effective_units():
+            annotation = annotation_for(request.batch_ref, unit.local_ref)
+            try:
+                hit = mturk_api.create_hit_with_hit_type(
+                    self.client,
+                    hit_type_id,
+                    mturk_api.external_question(
+                        unit.external_url or request.external_url, request.frame_height
+                    ),
+                    max_assignments=request.assignments,
+                    lifetime_seconds=request.lifetime_seconds,
+                    requester_annotation=annotation,
+                    unique_request_token=token_for("hit", request.batch_ref, unit.local_ref),
+                )
+                hit_id = hit["HITId"]
+            except errors.MTurkAlreadyDoneError:
+                hit_id = self._find_hit(annotation)
+            units.append(PublishedUnit(local_ref=unit.local_ref, platform_id=hit_id))
+            logger.info("Batch(%s) unit %s published as HIT(%s)", request.batch_ref, unit.local_ref, hit_id)
+        return PublishedBatch(
+            provider=self.name,
+            batch_ref=request.batch_ref,
+            platform_batch_id=hit_type_id,
+            units=tuple(units),
+            sandbox=self.sandbox,
+            preview_url=f"{self.environment.worker_site}/projects/{hit_type_id}/tasks",
+        )
+
+    def _find_hit(self, annotation: str) -> str:
+        """Return the HIT carrying ``annotation`` (created by an earlier attempt whose answer was lost)."""
+        for hit in mturk_api.list_hits(self.client):
+            if hit.get("RequesterAnnotation") == annotation:
+                return hit["HITId"]
+        raise errors.MTurkNotFoundError(
+            f"MTurk says the HIT for {annotation} was already created, but no HIT carries that annotation",
+            operation="ListHITs",
+        )
+
+    def list_submissions(
+        self, batch: PublishedBatch, statuses: Optional[Sequence[SubmissionStatus]] = None
+    ) -> list[PlatformSubmission]:
+        """List every assignment of every HIT of the batch (all pages)."""
+        mturk_statuses = [MTURK_FROM_STATUS[s] for s in statuses or () if s in MTURK_FROM_STATUS]
+        if statuses and not mturk_statuses:
+            return []  # MTurk only lists submitted / approved / rejected assignments
+        result: list[PlatformSubmission] = []
+        for hit_id in batch.unit_ids():
+            for assignment in mturk_api.list_assignments_for_hit(self.client, hit_id, mturk_statuses):
+                result.append(to_submission(assignment))
+        return result
+
+    def add_assignments(self, batch: PublishedBatch, unit_platform_id: str, count: int, token: str) -> None:
+        """Add assignments to one HIT (``token`` dedups a retry for 24 hours)."""
+        try:
+            mturk_api.create_additional_assignments_for_hit(self.client, unit_platform_id, count, token)
+        except errors.MTurkAlreadyDoneError:
+            logger.info("HIT(%s) additional assignments with token %s already added", unit_platform_id, token)
+
+    def stop(self, batch: PublishedBatch) -> None:
+        """Expire every HIT of the batch now (workers already working may still submit)."""
+        for hit_id in batch.unit_ids():
+            mturk_api.update_expiration_for_hit(self.client, hit_id)
+            logger.info("Batch(%s) HIT(%s) expired", batch.batch_ref, hit_id)
+
+    def balance_cents(self) -> int:
+        """Return the requester's available balance in cents."""
+        return mturk_api.get_account_balance(self.client)
+
+    # --- submissions ---------------------------------------------------------------------------------
+
+    def _settled(
+        self, assignment_id: str, wanted: SubmissionStatus, exc: errors.ProviderError
+    ) -> ReviewResult:
+        """After an AlreadyDone answer, return ``changed=False`` if the state is ``wanted``, else re-raise."""
+        current = to_submission(mturk_api.get_assignment(self.client, assignment_id))
+        if current.status == wanted:
+            return ReviewResult(assignment_id, wanted, changed=False)
+        raise errors.MTurkAlreadyDoneError(
+            f"Assignment({assignment_id}) is {current.platform_status or current.status.value}, "
+            f"cannot make it {wanted.value}: {exc.message}",
+            code=exc.code,
+            status=exc.status,
+            operation=exc.operation,
+        ) from exc
+
+    def approve(self, batch: PublishedBatch, platform_assignment_id: str, feedback: str = "") -> ReviewResult:
+        """Approve an assignment; an already approved one gives ``changed=False``."""
+        try:
+            mturk_api.approve_assignment(self.client, platform_assignment_id, feedback)
+        except errors.MTurkAlreadyDoneError as exc:
+            return self._settled(platform_assignment_id, SubmissionStatus.APPROVED, exc)
+        return ReviewResult(platform_assignment_id, SubmissionStatus.APPROVED)
+
+    def reject(
+        self, batch: PublishedBatch, platform_assignment_id: str, reason: str, category: str = "OTHER"
+    ) -> ReviewResult:
+        """Reject an assignment with feedback (``category`` is Prolific's and ignored here)."""
+        if not reason.strip():
+            raise errors.MTurkInvalidRequestError(
+                f"Assignment({platform_assignment_id}): a rejection needs feedback for the worker",
+                operation="RejectAssignment",
+            )
+        try:
+            mturk_api.reject_assignment(self.client, platform_assignment_id, reason)
+        except errors.MTurkAlreadyDoneError as exc:
+            return self._settled(platform_assignment_id, SubmissionStatus.REJECTED, exc)
+        return ReviewResult(platform_assignment_id, SubmissionStatus.REJECTED)
+
+    def bonus(
+        self,
+        batch: PublishedBatch,
+        platform_assignment_id: str,
+        worker_id: str,
+        amount_cents: int,
+        reason: str,
+        idempotency_key: str,
+        payments: PaymentStore,
+    ) -> PaymentResult:
+        """Pay a bonus once per key: the store first, then MTurk's UniqueRequestToken.
+
+        A ``PAY_REQUESTED`` record younger than 23 hours is resent with the same token (MTurk dedups
+        it); an older one is reported ``UNCONFIRMED`` and never resent.
+        """
+        token = token_for(idempotency_key)
+        record = payments.get(idempotency_key)
+        if record is not None and record.state == PaymentState.PAID:
+            return PaymentResult(
+                idempotency_key,
+                PaymentStatus.ALREADY_PAID,
+                record.platform_ref,
+                record.amount_cents,
+                worker_id,
+            )
+        if record is not None and datetime.now(UTC) - record.updated_at > TOKEN_LIFETIME:
+            logger.warning(
+                "Assignment(%s) bonus %s was requested at %s and never confirmed: not resending",
+                platform_assignment_id,
+                idempotency_key,
+                record.updated_at.isoformat(),
+            )
+            return PaymentResult(
+                idempotency_key, PaymentStatus.UNCONFIRMED, token, record.amount_cents, worker_id
+            )
+        if record is None:
+            record = PaymentRecord(
+                idempotency_key, PaymentState.PAY_REQUESTED, worker_id, amount_cents, token
+            )
+            payments.put(record)
+        paid_now = mturk_api.send_bonus(
+            self.client, worker_id, platform_assignment_id, amount_cents, reason, token
+        )
+        advance_payment(payments, record, PaymentState.PAID)
+        status = PaymentStatus.PAID if paid_now else PaymentStatus.ALREADY_PAID
+        logger.info(
+            "Assignment(%s) bonus %s for Worker(%s): %s",
+            platform_assignment_id,
+            idempotency_key,
+            worker_id,
+            status.value,
+        )
+        return PaymentResult(idempotency_key, status, token, amount_cents, worker_id)
+
+    # --- workers -------------------------------------------------------------------------------------
+
+    def block_worker(self, worker_id: str, reason: str) -> None:
+        """Hard-block a worker (a soft block is a ``DoesNotExist`` qualification via ``qualify_worker``)."""
+        mturk_api.create_worker_block(self.client, worker_id, reason)
+
+    def unblock_worker(self, worker_id: str, reason: str) -> None:
+        """Lift a worker block."""
+        mturk_api.delete_worker_block(self.client, worker_id, reason)
+
+    def is_blocked(self, worker_id: str) -> bool:
+        """Return whether the worker is blocked (reads every page of blocks)."""
+        return any(b.get("WorkerId") == worker_id for b in mturk_api.list_worker_blocks(self.client))
+
+    def create_qualification(self, name: str, description: str) -> str:
+        """Create a custom qualification type."""
+        return mturk_api.create_qualification_type(self.client, name, description)
+
+    def qualify_worker(self, worker_id: str, qualification_id: str, value: int = 1) -> None:
+        """Grant the qualification to the worker."""
+        mturk_api.associate_qualification_with_worker(self.client, qualification_id, worker_id, value)
+
+    def disqualify_worker(self, worker_id: str, qualification_id: str, reason: str = "") -> None:
+        """Revoke the qualification."""
+        mturk_api.disassociate_qualification_from_worker(self.client, qualification_id, worker_id, reason)
+
+    def notify_workers(
+        self, worker_ids: Sequence[str], subject: str, message: str, batch: Optional[PublishedBatch] = None
+    ) -> None:
+        """E-mail workers through MTurk (100 per call)."""
+        mturk_api.notify_workers(self.client, list(worker_ids), subject, message)

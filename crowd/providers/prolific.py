@@ -1,0 +1,379 @@
+"""The Prolific ``CrowdProvider``: one study per batch, participant groups as allow and block lists.
+
+Participants arrive at ``external_url`` with ``PROLIFIC_PID``, ``STUDY_ID`` and ``SESSION_ID`` and are sent
+back to ``completion_url(code)``. The one dangerous call is paying a bulk bonus, which Prolific does not
+deduplicate: ``bonus`` walks a write-ahead record in the caller's ``PaymentStore``
+(CREATED -> PAY_REQUESTED -> PAID) and never sends ``pay`` for a key whose record already says
+PAY_REQUESTED; such a payment is reported ``UNCONFIRMED`` until someone resolves it
+(``resolve_unconfirmed``).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Optional
+
+from crowd.providers import errors, prolific_api
+from crowd.providers.base import (
+    CrowdProvider,
+    PaymentRecord,
+    PaymentResult,
+    PaymentState,
+    PaymentStatus,
+    PaymentStore,
+    PlatformSubmission,
+    PublishedBatch,
+    PublishedUnit,
+    PublishRequest,
+    ReviewResult,
+    SubmissionStatus,
+    advance_payment,
+)
+from crowd.providers.prolific_api import ProlificClient
+
+logger = logging.getLogger(__name__)
+
+STATUS_FROM_PROLIFIC = {
+    "RESERVED": SubmissionStatus.ACTIVE,
+    "ACTIVE": SubmissionStatus.ACTIVE,
+    "AWAITING REVIEW": SubmissionStatus.SUBMITTED,
+    "APPROVED": SubmissionStatus.APPROVED,
+    "REJECTED": SubmissionStatus.REJECTED,
+    "RETURNED": SubmissionStatus.RETURNED,
+    "TIMED-OUT": SubmissionStatus.TIMED_OUT,
+    "PROCESSING": SubmissionStatus.PROCESSING,
+}
+# Errors that prove the pay request was refused (so it is safe to try again later).
+_REFUSED = (errors.InvalidRequestError, errors.AuthError, errors.NotFoundError, errors.InsufficientFundsError)
+
+
+def _parse_time(value: Any) -> Optional[datetime]:
+    """Parse Prolific's ISO timestamps ("2024-01-01T10:00:00.000Z"); None when absent."""
+    if not value:
+        return None
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+
+
+def to_submission(item: Mapping[str, Any], study_id: str = "") -> PlatformSubmission:
+    """Convert a Prolific submission dict into a ``PlatformSubmission``."""
+    raw = str(item.get("status", ""))
+    return PlatformSubmission(
+        platform_assignment_id=str(item["id"]),
+        worker_id=str(item.get("participant_id") or item.get("participant") or ""),
+        status=STATUS_FROM_PROLIFIC.get(raw, SubmissionStatus.ACTIVE),
+        platform_unit_id=str(item.get("study_id") or study_id),
+        submitted_at=_parse_time(item.get("completed_at")),
+        accepted_at=_parse_time(item.get("started_at")),
+        answers=None,
+        platform_status=raw,
+    )
+
+
+def resolve_unconfirmed(payments: PaymentStore, key: str, paid: bool) -> PaymentRecord:
+    """Settle an UNCONFIRMED payment after a person checked Prolific's dashboard.
+
+    Args:
+        payments: the store.
+        key: the idempotency key.
+        paid: True if Prolific shows the bonus paid (record becomes PAID); False to allow one more
+            pay attempt (record goes back to CREATED).
+
+    Returns:
+        The updated record.
+
+    Raises:
+        KeyError: no record for ``key``.
+    """
+    record = payments.get(key)
+    if record is None:
+        raise KeyError(f"no payment record for idempotency key {key!r}")
+    return advance_payment(payments, record, PaymentState.PAID if paid else PaymentState.CREATED)
+
+
+class ProlificProvider(CrowdProvider):
+    """Prolific through its REST API."""
+
+    name = "prolific"
+
+    def __init__(
+        self,
+        client: ProlificClient,
+        workspace_id: str = "",
+        block_group_id: str = "",
+        device_compatibility: Sequence[str] = ("desktop",),
+    ) -> None:
+        """Wrap a ``ProlificClient``.
+
+        Args:
+            client: the HTTP client (token and base URL).
+            workspace_id: workspace for new participant groups (``PROLIFIC_WORKSPACE_ID``).
+            block_group_id: participant group used as crowdqa's block list (``PROLIFIC_BLOCK_GROUP_ID``);
+                every study excludes it.
+            device_compatibility: study devices (the syllabus HIT needs a desktop).
+        """
+        self.client = client
+        self.workspace_id = workspace_id
+        self.block_group_id = block_group_id
+        self.device_compatibility = tuple(device_compatibility)
+        self.sandbox = False  # Prolific has no sandbox; test against the fake server
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> ProlificProvider:
+        """Build from ``PROLIFIC_API_TOKEN``, ``PROLIFIC_API_URL`` and the optional group settings."""
+        return cls(
+            ProlificClient.from_config(config),
+            workspace_id=str(config.get("PROLIFIC_WORKSPACE_ID") or ""),
+            block_group_id=str(config.get("PROLIFIC_BLOCK_GROUP_ID") or ""),
+        )
+
+    # --- batch ---------------------------------------------------------------------------------------
+
+    def study_body(self, request: PublishRequest, completion_code: str) -> dict[str, Any]:
+        """Build the study creation body for a request."""
+        filters: list[dict[str, Any]] = []
+        if request.require_qualifications:
+            filters.append(prolific_api.allowlist_filter(request.require_qualifications))
+        excluded = list(request.exclude_qualifications) + (
+            [self.block_group_id] if self.block_group_id else []
+        )
+        if excluded:
+            filters.append(prolific_api.blocklist_filter(excluded))
+        if request.min_approval_rate is not None:
+            filters.append(prolific_api.approval_rate_filter(request.min_approval_rate))
+        filters.extend(request.extra.get("prolific_filters", []))  # type: ignore[arg-type]
+        return {
+            "name": request.title,
+            "internal_name": f"crowdqa:{request.batch_ref}",
+            "description": request.description,
+            "external_study_url": prolific_api.study_url(request.external_url),
+            "prolific_id_option": "url_parameters",
+            "completion_codes": [
+                {
+                    "code": completion_code,
+                    "code_type": "COMPLETED",
+                    "actions": [{"action": "MANUALLY_REVIEW"}],
+                }
+            ],
+            "total_available_places": request.assignments * len(request.effective_units()),
+            "estimated_completion_time": max(1, math.ceil(request.duration_seconds / 60)),
+            "reward": request.reward_cents,
+            "device_compatibility": list(self.device_compatibility),
+            "filters": filters,
+        }
+
+    def publish(self, request: PublishRequest) -> PublishedBatch:
+        """Create the study and publish it; units all map to the one study."""
+        code = request.completion_code or secrets.token_hex(4).upper()
+        study = prolific_api.Studies.create(self.client, self.study_body(request, code))
+        study_id = str(study["id"])
+        prolific_api.Studies.transition(self.client, study_id, "PUBLISH")
+        logger.info("Batch(%s) published as Prolific Study(%s)", request.batch_ref, study_id)
+        return PublishedBatch(
+            provider=self.name,
+            batch_ref=request.batch_ref,
+            platform_batch_id=study_id,
+            units=tuple(PublishedUnit(u.local_ref, study_id) for u in request.effective_units()),
+            sandbox=False,
+            completion_code=code,
+            preview_url=f"https://app.prolific.com/researcher/studies/{study_id}",
+        )
+
+    def list_submissions(
+        self, batch: PublishedBatch, statuses: Optional[Sequence[SubmissionStatus]] = None
+    ) -> list[PlatformSubmission]:
+        """List every submission of the study (all pages)."""
+        subs = [
+            to_submission(s, batch.platform_batch_id)
+            for s in prolific_api.Studies.list_submissions(self.client, batch.platform_batch_id)
+        ]
+        if statuses:
+            wanted = set(statuses)
+            subs = [s for s in subs if s.status in wanted]
+        return subs
+
+    def add_assignments(self, batch: PublishedBatch, unit_platform_id: str, count: int, token: str) -> None:
+        """Add places to the study (read, then PATCH the total).
+
+        Not deduplicated by ``token``: a retry after a lost answer can add places twice (places cost
+        nothing until used; the caller can check ``total_available_places``).
+        """
+        study = prolific_api.Studies.retrieve(self.client, unit_platform_id)
+        total = int(study.get("total_available_places", 0)) + int(count)
+        prolific_api.Studies.update(self.client, unit_platform_id, {"total_available_places": total})
+        logger.info("Study(%s) now has %d places (token %s)", unit_platform_id, total, token)
+
+    def pause(self, batch: PublishedBatch) -> None:
+        """Pause the study (resume with ``resume``)."""
+        prolific_api.Studies.transition(self.client, batch.platform_batch_id, "PAUSE")
+
+    def resume(self, batch: PublishedBatch) -> None:
+        """Resume a paused study."""
+        prolific_api.Studies.transition(self.client, batch.platform_batch_id, "START")
+
+    def stop(self, batch: PublishedBatch) -> None:
+        """Stop the study; an already completed study is left alone."""
+        try:
+            prolific_api.Studies.transition(self.client, batch.platform_batch_id, "STOP")
+        except (errors.ProlificInvalidRequestError, errors.ProlificAlreadyDoneError):
+            study = prolific_api.Studies.retrieve(self.client, batch.platform_batch_id)
+            if study.get("status") not in ("COMPLETED", "AWAITING REVIEW"):
+                raise
+            logger.info("Study(%s) already %s", batch.platform_batch_id, study.get("status"))
+
+    # --- submissions ---------------------------------------------------------------------------------
+
+    def _settled(
+        self, submission_id: str, wanted: SubmissionStatus, exc: errors.ProviderError
+    ) -> ReviewResult:
+        """After a refused transition, return ``changed=False`` if already ``wanted``, else re-raise."""
+        current = to_submission(prolific_api.Submissions.retrieve(self.client, submission_id))
+        if current.status in (wanted, SubmissionStatus.PROCESSING):
+            return ReviewResult(submission_id, wanted, changed=False)
+        raise errors.ProlificAlreadyDoneError(
+            f"Submission({submission_id}) is {current.platform_status}, "
+            f"cannot make it {wanted.value}: {exc.message}",
+            code=exc.code,
+            status=exc.status,
+            operation=exc.operation,
+        ) from exc
+
+    def approve(self, batch: PublishedBatch, platform_assignment_id: str, feedback: str = "") -> ReviewResult:
+        """Approve one submission; an already approved one gives ``changed=False``."""
+        try:
+            prolific_api.Submissions.approve(self.client, platform_assignment_id)
+        except (errors.ProlificInvalidRequestError, errors.ProlificAlreadyDoneError) as exc:
+            return self._settled(platform_assignment_id, SubmissionStatus.APPROVED, exc)
+        return ReviewResult(platform_assignment_id, SubmissionStatus.APPROVED)
+
+    def bulk_approve(self, batch: PublishedBatch, submission_ids: Sequence[str]) -> None:
+        """Approve many submissions of the study in one call."""
+        prolific_api.Submissions.bulk_approve(self.client, batch.platform_batch_id, submission_ids)
+
+    def reject(
+        self, batch: PublishedBatch, platform_assignment_id: str, reason: str, category: str = "OTHER"
+    ) -> ReviewResult:
+        """Reject one submission (message of 100+ characters and a Prolific rejection category)."""
+        prolific_api.validate_rejection(reason, category, platform_assignment_id)
+        try:
+            prolific_api.Submissions.reject(self.client, platform_assignment_id, reason, category)
+        except (errors.ProlificInvalidRequestError, errors.ProlificAlreadyDoneError) as exc:
+            return self._settled(platform_assignment_id, SubmissionStatus.REJECTED, exc)
+        return ReviewResult(platform_assignment_id, SubmissionStatus.REJECTED)
+
+    def bonus(
+        self,
+        batch: PublishedBatch,
+        platform_assignment_id: str,
+        worker_id: str,
+        amount_cents: int,
+        reason: str,
+        idempotency_key: str,
+        payments: PaymentStore,
+    ) -> PaymentResult:
+        """Pay a bonus once per key (set up, write PAY_REQUESTED, pay, write PAID).
+
+        Concurrent calls with the same key must be serialised by the caller (a row lock on the ledger).
+        ``reason`` is not sent: Prolific bonuses carry no message (use ``notify_workers``).
+
+        Raises:
+            ProlificTransientError: the pay call's answer was lost; the record stays PAY_REQUESTED and
+                a retry returns UNCONFIRMED instead of paying again.
+        """
+        record = payments.get(idempotency_key)
+        if record is not None and record.state == PaymentState.PAID:
+            return PaymentResult(
+                idempotency_key,
+                PaymentStatus.ALREADY_PAID,
+                record.platform_ref,
+                record.amount_cents,
+                worker_id,
+            )
+        if record is not None and record.state == PaymentState.PAY_REQUESTED:
+            logger.warning(
+                "Submission(%s) bonus %s: pay was sent at %s without a confirmed answer; not resending "
+                "(check Prolific, then resolve_unconfirmed)",
+                platform_assignment_id,
+                idempotency_key,
+                record.updated_at.isoformat(),
+            )
+            return PaymentResult(
+                idempotency_key,
+                PaymentStatus.UNCONFIRMED,
+                record.platform_ref,
+                record.amount_cents,
+                worker_id,
+            )
+        if record is None:
+            bulk = prolific_api.BonusPayments.set_up(
+                self.client, batch.platform_batch_id, {worker_id: amount_cents}
+            )
+            record = PaymentRecord(
+                idempotency_key, PaymentState.CREATED, worker_id, amount_cents, str(bulk["id"])
+            )
+            payments.put(record)
+        record = advance_payment(payments, record, PaymentState.PAY_REQUESTED)
+        try:
+            prolific_api.BonusPayments.pay(self.client, record.platform_ref)
+        except _REFUSED:
+            advance_payment(payments, record, PaymentState.CREATED)  # refused: nothing was paid
+            raise
+        advance_payment(payments, record, PaymentState.PAID)
+        logger.info(
+            "Submission(%s) bonus %s paid to Participant(%s): bulk %s",
+            platform_assignment_id,
+            idempotency_key,
+            worker_id,
+            record.platform_ref,
+        )
+        return PaymentResult(
+            idempotency_key, PaymentStatus.PAID, record.platform_ref, record.amount_cents, worker_id
+        )
+
+    # --- workers -------------------------------------------------------------------------------------
+
+    def _block_group(self) -> str:
+        if not self.block_group_id:
+            raise errors.ProviderConfigError(
+                "PROLIFIC_BLOCK_GROUP_ID is not set: Prolific blocks workers through a participant group",
+                platform="prolific",
+            )
+        return self.block_group_id
+
+    def block_worker(self, worker_id: str, reason: str) -> None:
+        """Add the participant to the block-list group that every study excludes."""
+        prolific_api.ParticipantGroups.add_participants(self.client, self._block_group(), [worker_id])
+        logger.info("Participant(%s) blocked: %s", worker_id, reason)
+
+    def unblock_worker(self, worker_id: str, reason: str) -> None:
+        """Remove the participant from the block-list group."""
+        prolific_api.ParticipantGroups.remove_participants(self.client, self._block_group(), [worker_id])
+
+    def create_qualification(self, name: str, description: str) -> str:
+        """Create a participant group (used as an allow-list); return its id."""
+        return str(
+            prolific_api.ParticipantGroups.create(self.client, name, self.workspace_id, description)["id"]
+        )
+
+    def qualify_worker(self, worker_id: str, qualification_id: str, value: int = 1) -> None:
+        """Add the participant to the group (``value`` has no meaning on Prolific)."""
+        prolific_api.ParticipantGroups.add_participants(self.client, qualification_id, [worker_id])
+
+    def disqualify_worker(self, worker_id: str, qualification_id: str, reason: str = "") -> None:
+        """Remove the participant from the group."""
+        prolific_api.ParticipantGroups.remove_participants(self.client, qualification_id, [worker_id])
+
+    def notify_workers(
+        self, worker_ids: Sequence[str], subject: str, message: str, batch: Optional[PublishedBatch] = None
+    ) -> None:
+        """Message each participant about the batch's study (Prolific messages need a study)."""
+        if batch is None:
+            raise errors.ProlificInvalidRequestError(
+                "Prolific messages must name a study: pass the batch", operation="POST messages/"
+            )
+        body = f"{subject}\n\n{message}" if subject else message
+        for worker_id in worker_ids:
+            prolific_api.Messages.send(self.client, worker_id, body, batch.platform_batch_id)

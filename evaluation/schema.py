@@ -1,0 +1,106 @@
+"""Records exchanged between the evaluation modules and the Django layer (plain frozen dataclasses).
+
+The lead's tasks build :class:`QAItem` from database rows or a release CSV, call
+:func:`evaluation.baselines.run_system` and :func:`evaluation.metrics.score`, and store the plain dicts
+these return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+QUESTION_TYPES: tuple[str, ...] = (
+    "yes/no",
+    "single factual",
+    "multi factual",
+    "single reasoning",
+    "multi reasoning",
+    "summarization",
+    "no answer",
+)
+
+# Source of the answer (SyllabusQA paper, section 3, line "Implicit: ... Single-hop reasoning, Multi-hop
+# reasoning, and Summarization"; the authors' code/metric/eval_results.py uses the same grouping).
+ANSWER_SOURCES: dict[str, str] = {
+    "yes/no": "explicit",
+    "single factual": "explicit",
+    "multi factual": "explicit",
+    "single reasoning": "implicit",
+    "multi reasoning": "implicit",
+    "summarization": "implicit",
+    "no answer": "insufficient",
+}
+
+INSUFFICIENT_ANSWER = "No/insufficient information"
+
+# progress(done, total) is called after each item; the lead's Celery tasks forward it to update_state().
+ProgressCallback = Callable[[int, int], None]
+
+
+def normalize_question_type(value: Optional[str]) -> Optional[str]:
+    """Normalize a question type as the authors do (lower case, ``-`` as space); None stays None."""
+    if value is None:
+        return None
+    return value.strip().lower().replace("-", " ")
+
+
+def answer_source(question_type: Optional[str]) -> Optional[str]:
+    """Map a question type to ``explicit`` / ``implicit`` / ``insufficient`` (None when unknown)."""
+    normalized = normalize_question_type(question_type)
+    return ANSWER_SOURCES.get(normalized) if normalized else None
+
+
+@dataclass(frozen=True)
+class QAItem:
+    """One question to answer, with its reference answer and the document it is about.
+
+    Attributes:
+        id: stable id (the release's ``id`` column).
+        question: the question text.
+        answer: the reference answer ("" when unknown, e.g. at prediction time only).
+        question_type: one of :data:`QUESTION_TYPES` (or None).
+        document_name: the syllabus name; ``document`` holds its text.
+        document: the syllabus text (needed by search / RAG systems).
+        reasoning_steps: annotated reasoning steps (SFT + CoT targets).
+    """
+
+    id: str
+    question: str
+    answer: str = ""
+    question_type: Optional[str] = None
+    document_name: Optional[str] = None
+    document: Optional[str] = None
+    reasoning_steps: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A system's answer to one :class:`QAItem`.
+
+    Attributes:
+        id: the item's id.
+        answer: the predicted answer text.
+        predicted_type: the question type the system predicted (CoT only).
+        context: the retrieved chunks the system saw (search / RAG), best first.
+        raw: the raw model output before post-processing.
+    """
+
+    id: str
+    answer: str
+    predicted_type: Optional[str] = None
+    context: tuple[str, ...] = ()
+    raw: Optional[str] = None
+    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict."""
+        return {
+            "id": self.id,
+            "answer": self.answer,
+            "predicted_type": self.predicted_type,
+            "context": list(self.context),
+            "raw": self.raw,
+            "meta": dict(self.meta),
+        }

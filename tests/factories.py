@@ -1,0 +1,37 @@
+"""Factory helpers for database tests: each builds a valid object and overrides only what a test names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotation.models import HIT, Assignment, Batch, Corpus, Document
+from crowd.models import Worker
+
+
+def make_corpus(**kw: Any) -> Corpus:
+    return Corpus.objects.create(**{"name": "c1", "kind": Corpus.Kind.SYLLABUS, **kw})
+
+
+def make_document(corpus: Corpus | None = None, **kw: Any) -> Document:
+    corpus = corpus or make_corpus()
+    return Document.objects.create(
+        **{"corpus": corpus, "name": "doc", "text": "Page one.\nPage two.", "page_starts": [0, 10], **kw}
+    )
+
+
+def make_batch(corpus: Corpus | None = None, **kw: Any) -> Batch:
+    corpus = corpus or make_corpus()
+    return Batch.objects.create(**{"name": "b1", "kind": Batch.Kind.SYLLABUS_QA, "corpus": corpus, **kw})
+
+
+def make_worker(platform_id: str = "w1", **kw: Any) -> Worker:
+    return Worker.objects.get_or_create_for(kw.pop("platform", "local"), platform_id, **kw)
+
+
+def make_assignment(**kw: Any) -> Assignment:
+    batch = kw.pop("batch", None) or make_batch()
+    hit = kw.pop("hit", None) or HIT.objects.create(
+        batch=batch, position=HIT.objects.filter(batch=batch).count()
+    )
+    worker = kw.pop("worker", None) or make_worker()
+    return Assignment.objects.create(hit=hit, worker=worker, **kw)

@@ -1,0 +1,447 @@
+"""A local fake of Prolific's REST API (the parts crowdqa uses), plus the participant side.
+
+Point ``ProlificClient(base_url=server.api_url, token=server.token)`` at it. It checks
+``Authorization: Token ...``, paginates lists (``page_size`` items per page, ``_links.next.href``) and
+answers errors as ``{"error": {"status", "error_code", "title", "detail"}}``. Like the real API, paying a
+bulk bonus is NOT idempotent: every ``pay`` call pays again, and ``payments`` counts them.
+
+Failure injection: ``drop_after_processing.add("pay")`` makes the next pay call be processed and then
+the connection closed without an answer (the client sees a dropped connection), which is the case the
+provider's payment store must survive.
+
+The participant side: ``start`` reserves a place and returns the submission id, ``complete`` enters the
+completion code (status AWAITING REVIEW), and ``webhook`` builds a signed webhook request.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Optional
+from urllib.parse import parse_qs, urlparse
+
+from crowd.providers.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+
+API_PREFIX = "/api/v1/"
+
+
+class FakeProlificError(Exception):
+    """An HTTP error the fake answers with."""
+
+    def __init__(self, status: int, detail: str, error_code: int = 0) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.error_code = error_code or status * 1000
+
+
+class _DropConnection(Exception):
+    """Processed, but close the connection without answering."""
+
+
+class FakeProlific:
+    """In-memory studies, submissions, bonuses, participant groups and messages."""
+
+    def __init__(self, token: str = "fake-prolific-token", page_size: int = 2) -> None:
+        self.lock = threading.RLock()
+        self.token = token
+        self.page_size = page_size
+        self.base_url = ""
+        self.studies: dict[str, dict[str, Any]] = {}
+        self.submissions: dict[str, dict[str, Any]] = {}
+        self.bulk_bonuses: dict[str, dict[str, Any]] = {}
+        self.payments: list[dict[str, Any]] = []  # one entry per pay call: what Prolific paid
+        self.groups: dict[str, dict[str, Any]] = {}
+        self.messages: list[dict[str, Any]] = []
+        self.calls: list[str] = []
+        self.drop_after_processing: set[str] = set()
+
+    @staticmethod
+    def _id() -> str:
+        return uuid.uuid4().hex[:24]
+
+    def _study(self, study_id: str) -> dict[str, Any]:
+        study = self.studies.get(study_id)
+        if study is None:
+            raise FakeProlificError(404, f"Study {study_id} not found")
+        return study
+
+    def _submission(self, submission_id: str) -> dict[str, Any]:
+        sub = self.submissions.get(submission_id)
+        if sub is None:
+            raise FakeProlificError(404, f"Submission {submission_id} not found")
+        return sub
+
+    def _page(self, items: list[dict[str, Any]], path: str, query: Mapping[str, list[str]]) -> dict[str, Any]:
+        page = int((query.get("page") or ["1"])[0])
+        start = (page - 1) * self.page_size
+        chunk = items[start : start + self.page_size]
+        nxt = f"{self.base_url}{path}?page={page + 1}" if start + self.page_size < len(items) else None
+        return {"results": chunk, "_links": {"next": {"href": nxt}}, "meta": {"count": len(items)}}
+
+    # --- routes --------------------------------------------------------------------------------------
+
+    def handle(self, method: str, path: str, query: Mapping[str, list[str]], body: Any) -> tuple[int, Any]:
+        """Route one API call; return (status, JSON body)."""
+        with self.lock:
+            route = path[len(API_PREFIX) :]
+            self.calls.append(f"{method} {route}")
+            routes: list[tuple[str, str, Any]] = [
+                ("POST", r"studies/", self.create_study),
+                ("GET", r"studies/(?P<id>\w+)/", self.get_study),
+                ("PATCH", r"studies/(?P<id>\w+)/", self.update_study),
+                ("POST", r"studies/(?P<id>\w+)/transition/", self.transition_study),
+                ("GET", r"studies/(?P<id>\w+)/submissions/", self.list_submissions),
+                ("GET", r"submissions/(?P<id>\w+)/", self.get_submission),
+                ("POST", r"submissions/(?P<id>\w+)/transition/", self.transition_submission),
+                ("POST", r"submissions/bulk-approve/", self.bulk_approve),
+                ("POST", r"submissions/bonus-payments/", self.set_up_bonus),
+                ("POST", r"bulk-bonus-payments/(?P<id>\w+)/pay/", self.pay_bonus),
+                ("POST", r"participant-groups/", self.create_group),
+                ("GET", r"participant-groups/(?P<id>\w+)/participants/", self.list_group),
+                ("POST", r"participant-groups/(?P<id>\w+)/participants/", self.add_to_group),
+                ("DELETE", r"participant-groups/(?P<id>\w+)/participants/", self.remove_from_group),
+                ("POST", r"messages/", self.send_message),
+            ]
+            for verb, pattern, handler in routes:
+                match = re.fullmatch(pattern, route)
+                if verb == method and match:
+                    return handler(body or {}, query=query, path=path, **match.groupdict())
+            raise FakeProlificError(404, f"no route {method} {route}")
+
+    def create_study(self, body: Mapping[str, Any], **_: Any) -> tuple[int, Any]:
+        missing = [
+            k
+            for k in (
+                "name",
+                "description",
+                "external_study_url",
+                "prolific_id_option",
+                "completion_codes",
+                "total_available_places",
+                "estimated_completion_time",
+                "reward",
+            )
+            if k not in body
+        ]
+        if missing:
+            raise FakeProlificError(400, f"missing fields: {missing}")
+        if "{{%PROLIFIC_PID%}}" not in body["external_study_url"]:
+            raise FakeProlificError(400, "external_study_url lacks {{%PROLIFIC_PID%}}")
+        study = dict(body, id=self._id(), status="UNPUBLISHED", places_taken=0)
+        self.studies[study["id"]] = study
+        return 201, study
+
+    def get_study(self, body: Mapping[str, Any], id: str, **_: Any) -> tuple[int, Any]:
+        return 200, self._study(id)
+
+    def update_study(self, body: Mapping[str, Any], id: str, **_: Any) -> tuple[int, Any]:
+        study = self._study(id)
+        if "total_available_places" in body and body["total_available_places"] < study["places_taken"]:
+            raise FakeProlificError(400, "total_available_places below places taken")
+        study.update(body)
+        return 200, study
+
+    def transition_study(self, body: Mapping[str, Any], id: str, **_: Any) -> tuple[int, Any]:
+        study = self._study(id)
+        allowed = {
+            "PUBLISH": ({"UNPUBLISHED"}, "ACTIVE"),
+            "PAUSE": ({"ACTIVE"}, "PAUSED"),
+            "START": ({"PAUSED"}, "ACTIVE"),
+            "STOP": ({"ACTIVE", "PAUSED"}, "AWAITING REVIEW"),
+        }
+        action = body.get("action")
+        if action not in allowed:
+            raise FakeProlificError(400, f"unknown action {action}")
+        sources, target = allowed[action]
+        if study["status"] not in sources:
+            raise FakeProlificError(400, f"cannot {action} a study in status {study['status']}")
+        study["status"] = target
+        return 200, study
+
+    def list_submissions(
+        self, body: Mapping[str, Any], id: str, query: Mapping[str, list[str]], path: str, **_: Any
+    ) -> tuple[int, Any]:
+        self._study(id)
+        items = [s for s in self.submissions.values() if s["study_id"] == id]
+        return 200, self._page(items, path, query)
+
+    def get_submission(self, body: Mapping[str, Any], id: str, **_: Any) -> tuple[int, Any]:
+        return 200, self._submission(id)
+
+    def transition_submission(self, body: Mapping[str, Any], id: str, **_: Any) -> tuple[int, Any]:
+        sub = self._submission(id)
+        action = body.get("action")
+        if sub["status"] != "AWAITING REVIEW":
+            raise FakeProlificError(400, f"submission {id} is {sub['status']}, not AWAITING REVIEW")
+        if action == "APPROVE":
+            sub["status"] = "APPROVED"
+        elif action == "REJECT":
+            if len(body.get("message", "")) < 100 or not body.get("rejection_category"):
+                raise FakeProlificError(400, "a rejection needs a 100-character message and a category")
+            sub["status"] = "REJECTED"
+        else:
+            raise FakeProlificError(400, f"unknown action {action}")
+        return 200, sub
+
+    def bulk_approve(self, body: Mapping[str, Any], **_: Any) -> tuple[int, Any]:
+        for sid in body.get("submission_ids", []):
+            sub = self._submission(sid)
+            if sub["status"] == "AWAITING REVIEW":
+                sub["status"] = "APPROVED"
+        return 200, {}
+
+    def set_up_bonus(self, body: Mapping[str, Any], **_: Any) -> tuple[int, Any]:
+        study = self._study(body.get("study_id", ""))
+        rows = []
+        for line in body.get("csv_bonuses", "").strip().splitlines():
+            pid, amount = line.split(",")
+            if not any(
+                s["participant_id"] == pid and s["study_id"] == study["id"] for s in self.submissions.values()
+            ):
+                raise FakeProlificError(400, f"participant {pid} did not take part in study {study['id']}")
+            rows.append((pid, round(float(amount) * 100)))
+        amount = sum(c for _, c in rows)
+        fees = round(amount / 3)
+        bulk = {
+            "id": self._id(),
+            "study": study["id"],
+            "amount": amount,
+            "fees": fees,
+            "total_amount": amount + fees,
+            "_rows": rows,
+        }
+        self.bulk_bonuses[bulk["id"]] = bulk
+        return 201, {k: v for k, v in bulk.items() if not k.startswith("_")}
+
+    def pay_bonus(self, body: Mapping[str, Any], id: str, **_: Any) -> tuple[int, Any]:
+        bulk = self.bulk_bonuses.get(id)
+        if bulk is None:
+            raise FakeProlificError(404, f"bulk bonus payment {id} not found")
+        for pid, cents in bulk["_rows"]:  # not idempotent, like the real endpoint
+            self.payments.append({"bulk_id": id, "participant_id": pid, "cents": cents})
+        if "pay" in self.drop_after_processing:
+            self.drop_after_processing.discard("pay")
+            raise _DropConnection()
+        return 202, {}
+
+    def create_group(self, body: Mapping[str, Any], **_: Any) -> tuple[int, Any]:
+        group = {"id": self._id(), "name": body.get("name", ""), "participants": []}
+        self.groups[group["id"]] = group
+        return 201, {k: v for k, v in group.items() if k != "participants"}
+
+    def _group(self, group_id: str) -> dict[str, Any]:
+        group = self.groups.get(group_id)
+        if group is None:
+            raise FakeProlificError(404, f"participant group {group_id} not found")
+        return group
+
+    def list_group(
+        self, body: Mapping[str, Any], id: str, query: Mapping[str, list[str]], path: str, **_: Any
+    ) -> tuple[int, Any]:
+        items = [{"participant_id": p} for p in self._group(id)["participants"]]
+        return 200, self._page(items, path, query)
+
+    def add_to_group(self, body: Mapping[str, Any], id: str, **_: Any) -> tuple[int, Any]:
+        group = self._group(id)
+        for pid in body.get("participant_ids", []):
+            if pid not in group["participants"]:
+                group["participants"].append(pid)
+        return 200, {"results": [{"participant_id": p} for p in group["participants"]]}
+
+    def remove_from_group(self, body: Mapping[str, Any], id: str, **_: Any) -> tuple[int, Any]:
+        group = self._group(id)
+        group["participants"] = [p for p in group["participants"] if p not in body.get("participant_ids", [])]
+        return 200, {"results": [{"participant_id": p} for p in group["participants"]]}
+
+    def send_message(self, body: Mapping[str, Any], **_: Any) -> tuple[int, Any]:
+        if not body.get("recipient_id") or not body.get("body") or not body.get("study_id"):
+            raise FakeProlificError(400, "a message needs recipient_id, body and study_id")
+        self.messages.append(dict(body))
+        return 201, {}
+
+    # --- participant side --------------------------------------------------------------------------
+
+    def _allowed(self, study: Mapping[str, Any], participant_id: str) -> bool:
+        for f in study.get("filters", []):
+            members = {
+                p
+                for g in f.get("selected_values", [])
+                for p in self.groups.get(g, {}).get("participants", [])
+            }
+            if f.get("filter_id") == "participant_group_allowlist" and participant_id not in members:
+                return False
+            if f.get("filter_id") == "participant_group_blocklist" and participant_id in members:
+                return False
+        return True
+
+    def start(self, study_id: str, participant_id: str) -> str:
+        """A participant starts the study; return the submission (session) id.
+
+        Raises:
+            FakeProlificError: the study is not active or full, or the participant is filtered out or
+                already took part.
+        """
+        with self.lock:
+            study = self._study(study_id)
+            if study["status"] != "ACTIVE" or study["places_taken"] >= study["total_available_places"]:
+                raise FakeProlificError(400, f"study {study_id} is not open")
+            if not self._allowed(study, participant_id):
+                raise FakeProlificError(403, f"participant {participant_id} is not eligible")
+            if any(
+                s["participant_id"] == participant_id and s["study_id"] == study_id
+                for s in self.submissions.values()
+            ):
+                raise FakeProlificError(400, f"participant {participant_id} already took part")
+            study["places_taken"] += 1
+            sub_id = self._id()
+            self.submissions[sub_id] = {
+                "id": sub_id,
+                "study_id": study_id,
+                "participant_id": participant_id,
+                "status": "ACTIVE",
+                "started_at": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+                "completed_at": None,
+                "study_code": "",
+            }
+            return sub_id
+
+    def study_url_for(self, study_id: str, participant_id: str, submission_id: str) -> str:
+        """Return the study URL with the placeholders filled, as Prolific sends the participant."""
+        url = self._study(study_id)["external_study_url"]
+        return (
+            url.replace("{{%PROLIFIC_PID%}}", participant_id)
+            .replace("{{%STUDY_ID%}}", study_id)
+            .replace("{{%SESSION_ID%}}", submission_id)
+        )
+
+    def complete(self, submission_id: str, code: str) -> None:
+        """The participant lands on the completion URL with ``code``: AWAITING REVIEW if it is right."""
+        with self.lock:
+            sub = self._submission(submission_id)
+            codes = {c["code"] for c in self._study(sub["study_id"])["completion_codes"]}
+            sub["study_code"] = code
+            sub["status"] = "AWAITING REVIEW"
+            sub["completed_at"] = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+            if code not in codes:
+                sub["entered_code_valid"] = False
+
+    def webhook(
+        self, secret: str, payload: Mapping[str, Any], timestamp: Optional[str] = None
+    ) -> tuple[dict[str, str], bytes]:
+        """Return (headers, body) of a webhook request signed as Prolific signs it."""
+        body = json.dumps(payload).encode()
+        ts = timestamp or str(int(time.time()))
+        return {
+            SIGNATURE_HEADER: sign(secret, ts, body),
+            TIMESTAMP_HEADER: ts,
+            "Content-Type": "application/json",
+        }, body
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def _answer(self, status: int, payload: Any) -> None:
+        body = b"" if payload is None else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _dispatch(self, method: str) -> None:
+        fake = self.server.fake
+        parsed = urlparse(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if self.headers.get("Authorization") != f"Token {fake.token}":
+            self._answer(
+                401,
+                {"error": {"status": 401, "error_code": 100, "title": "Unauthorized", "detail": "bad token"}},
+            )
+            return
+        if not parsed.path.startswith(API_PREFIX):
+            self._answer(404, {"error": {"status": 404, "error_code": 404000, "detail": parsed.path}})
+            return
+        try:
+            status, payload = fake.handle(
+                method, parsed.path, parse_qs(parsed.query), json.loads(raw) if raw else {}
+            )
+        except FakeProlificError as exc:
+            err = {"status": exc.status, "error_code": exc.error_code, "title": "Error", "detail": exc.detail}
+            self._answer(exc.status, {"error": err})
+            return
+        except _DropConnection:
+            self.close_connection = True
+            self.connection.shutdown(2)  # processed, but the client never hears back
+            return
+        self._answer(status, payload)
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_PATCH(self) -> None:
+        self._dispatch("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, fake: FakeProlific) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.fake = fake
+
+
+class FakeProlificServer:
+    """Runs a ``FakeProlific`` on 127.0.0.1 in a background thread (use as a context manager)."""
+
+    def __init__(self, fake: Optional[FakeProlific] = None) -> None:
+        self.fake = fake or FakeProlific()
+        self._server = _Server(self.fake)
+        host, port = self._server.server_address[:2]
+        self.url = f"http://{host}:{port}"
+        self.api_url = f"{self.url}{API_PREFIX}"
+        self.fake.base_url = self.url
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-prolific",
+            daemon=True,
+        )
+
+    @property
+    def token(self) -> str:
+        """The API token the fake accepts."""
+        return self.fake.token
+
+    def start(self) -> FakeProlificServer:
+        """Start serving; return self."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeProlificServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

