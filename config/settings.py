@@ -111,6 +111,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every request when it is missing
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(os.environ.get("CROWDQA_MEDIA_ROOT", VAR_DIR / "media"))
 STORAGES = {
@@ -123,7 +124,7 @@ X_FRAME_OPTIONS = "DENY"
 # --- Celery: Redis when REDIS_URL is set, otherwise an embedded file-system broker -----------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
 CELERY_BROKER_DIR = VAR_DIR / "broker"
-for _sub in ("queue", "processed"):
+for _sub in ("queue", "processed", "control"):
     (CELERY_BROKER_DIR / _sub).mkdir(parents=True, exist_ok=True)
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
@@ -134,6 +135,7 @@ else:
         "data_folder_in": str(CELERY_BROKER_DIR / "queue"),
         "data_folder_out": str(CELERY_BROKER_DIR / "queue"),
         "processed_folder": str(CELERY_BROKER_DIR / "processed"),
+        "control_folder": str(CELERY_BROKER_DIR / "control"),
         "store_processed": False,
     }
 CELERY_RESULT_BACKEND = "django-db"

@@ -45,8 +45,9 @@ def test_tasks__run_on_the_embedded_broker(tmp_path: Path, celery_worker_process
         "data_folder_in": str(broker / "queue"),
         "data_folder_out": str(broker / "queue"),
         "processed_folder": str(broker / "processed"),
+        "control_folder": str(broker / "control"),
     }
-    for folder in ("queue", "processed"):
+    for folder in ("queue", "processed", "control"):
         (broker / folder).mkdir(parents=True, exist_ok=True)
     with celery_app.connection_for_write("filesystem://", transport_options=options) as conn:
         result = corpus_stats.apply_async(args=[corpus.pk], connection=conn)

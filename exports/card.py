@@ -1,0 +1,264 @@
+"""The dataset card (``card.md``): what a release holds, how it was collected, and how to cite it.
+
+Sections follow SyllabusQA's reporting: counts per split, Table 3 length statistics per split, the
+Table 6 question-type and answer-source breakdown, crowd-work facts (workers, median time, effective
+pay, QC rejection rates, agreement) when the caller knows them, licence, citation and plots.
+The card carries no timestamp (the manifest does), so re-exports give the same bytes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from exports.plots import plot_lengths, plot_types
+from exports.records import MCQRecord, QARecord, Record
+from exports.statistics import (
+    DocumentInfo,
+    Summary,
+    count_tokens,
+    distinct_workers,
+    length_statistics,
+    type_breakdown,
+)
+
+logger = logging.getLogger(__name__)
+
+PLOT_LENGTHS = "plots/lengths.png"
+PLOT_TYPES = "plots/types.png"
+
+
+@dataclass(frozen=True)
+class CardInputs:
+    """Optional facts for the card that the records cannot tell.
+
+    Attributes:
+        title: heading; defaults to the release name.
+        description: a paragraph on what the dataset is for.
+        license: licence name (e.g. ``CC BY-NC-SA 4.0``); ``unstated`` when unknown.
+        citation: BibTeX or a plain reference.
+        documents: document id -> pages / tokens, for the per-document rows of Table 3.
+        workers: number of crowd workers; counted from record pseudonyms when None.
+        median_seconds: median working time per HIT in seconds.
+        effective_hourly_pay_usd: pay per hour of median working time.
+        qc_rejection_rates: QC flag code (or "overall") -> share of QA pairs rejected (0..1).
+        agreement: metric name -> value (e.g. ``{"fact_qa_precision": 0.83}``).
+        excluded_note: free text on what was left out of the release and why.
+    """
+
+    title: Optional[str] = None
+    description: Optional[str] = None
+    license: str = "unstated"
+    citation: Optional[str] = None
+    documents: Mapping[str, DocumentInfo] = field(default_factory=dict)
+    workers: Optional[int] = None
+    median_seconds: Optional[float] = None
+    effective_hourly_pay_usd: Optional[float] = None
+    qc_rejection_rates: Mapping[str, float] = field(default_factory=dict)
+    agreement: Mapping[str, float] = field(default_factory=dict)
+    excluded_note: Optional[str] = None
+
+
+def _fmt(value: Optional[float]) -> str:
+    if value is None:
+        return "–"
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.1f}"
+
+
+def _length_table(stats: Mapping[str, Mapping[str, Summary]], rows: Sequence[tuple[str, str]]) -> list[str]:
+    splits = list(stats)
+    head = "| statistic | " + " | ".join(f"{s} mean | {s} min | {s} max" for s in splits) + " |"
+    rule = "|---|" + "---:|" * (3 * len(splits))
+    lines = [head, rule]
+    for key, label in rows:
+        cells = []
+        for split in splits:
+            summary = stats[split].get(key)
+            cells += [_fmt(summary.mean), _fmt(summary.min), _fmt(summary.max)] if summary else ["–"] * 3
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _breakdown_table(by_split: Mapping[str, Sequence[QARecord]], section: str, label: str) -> list[str]:
+    columns = {**by_split, "all": [r for rs in by_split.values() for r in rs]}
+    tables = {name: type_breakdown(records)[section] for name, records in columns.items()}
+    names = list(tables["all"])
+    lines = [
+        f"| {label} | " + " | ".join(f"{c} count | {c} %" for c in columns) + " |",
+        "|---|" + "---:|" * (2 * len(columns)),
+    ]
+    for name in names:
+        cells = []
+        for column in columns:
+            entry = tables[column].get(name, {"count": 0, "percent": None})
+            cells += [f"{entry['count']:,}", _fmt(entry["percent"])]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def render_card(
+    *,
+    name: str,
+    version: str,
+    by_split: Mapping[str, Sequence[Record]],
+    split_summary: Mapping[str, Any],
+    inputs: CardInputs,
+    version_counts: Mapping[str, Mapping[str, int]],
+    excluded: Mapping[str, int],
+    tokenize: Callable[[str], int] = count_tokens,
+    plots: Sequence[str] = (PLOT_LENGTHS, PLOT_TYPES),
+) -> str:
+    """Return the Markdown of the dataset card.
+
+    Args:
+        name: release name.
+        version: release version.
+        by_split: split -> records.
+        split_summary: :meth:`~exports.splits.SplitAssignment.to_dict` output.
+        inputs: optional facts (licence, citation, crowd work, documents).
+        version_counts: dataset version -> split -> rows written.
+        excluded: dataset version -> items left out (direct-answer items without a passage).
+        tokenize: token counter used for the length statistics.
+        plots: PNG paths (relative to the release) to embed.
+    """
+    records = [r for rs in by_split.values() for r in rs]
+    is_mcq = any(isinstance(r, MCQRecord) for r in records)
+    unit = "questions" if is_mcq else "QA pairs"
+    doc_label = "passage" if is_mcq else "syllabus"
+    lines = [f"# {inputs.title or name} (version {version})", ""]
+    if inputs.description:
+        lines += [inputs.description.strip(), ""]
+
+    lines += ["## Splits", ""]
+    mode = split_summary.get("mode")
+    if mode == "sciq":
+        sizes = split_summary.get("target_sizes") or {}
+        lines.append(
+            f"Fixed-size split (SciQ): {sizes.get('val')} validation and {sizes.get('test')} test "
+            f"{unit}, the rest in train; seed {split_summary.get('seed')}."
+        )
+    else:
+        ratios = split_summary.get("target_ratios") or {}
+        lines.append(
+            f"Split by source document (no {doc_label} appears in two splits), targeting "
+            + "/".join(f"{v:g}" for v in ratios.values())
+            + f" of {unit}; seed {split_summary.get('seed')}."
+        )
+    if split_summary.get("kept_items"):
+        lines.append(f"{split_summary['kept_items']:,} items kept the split of the previous release.")
+    lines += ["", f"| split | {unit} | documents | share |", "|---|---:|---:|---:|"]
+    for split, rs in by_split.items():
+        share = split_summary.get("achieved_ratios", {}).get(split)
+        docs = split_summary.get("document_counts", {}).get(split)
+        lines.append(
+            f"| {split} | {len(rs):,} | {_fmt(docs)} | {_fmt(None if share is None else 100 * share)}% |"
+        )
+    lines.append("")
+    if len(version_counts) > 1 or any(excluded.values()):
+        lines += ["Rows per dataset version:", "", "| version | " + " | ".join(by_split) + " | left out |"]
+        lines.append("|---|" + "---:|" * (len(by_split) + 1))
+        for vname, counts in version_counts.items():
+            cells = [f"{counts.get(s, 0):,}" for s in by_split]
+            lines.append(f"| {vname} | " + " | ".join(cells) + f" | {excluded.get(vname, 0):,} |")
+        lines.append("")
+        if excluded.get("direct_answer"):
+            lines += [
+                "The direct-answer version leaves out questions whose passage cannot be released.",
+                "",
+            ]
+
+    stats = {s: length_statistics(rs, inputs.documents, tokenize=tokenize) for s, rs in by_split.items()}
+    rows = [
+        ("pages_per_document", f"pages / {doc_label}"),
+        ("tokens_per_document", f"tokens / {doc_label}"),
+        ("tokens_per_question", "tokens / question"),
+        ("tokens_per_answer", "tokens / answer"),
+    ]
+    if is_mcq:
+        rows = [r for r in rows if r[0] not in ("pages_per_document", "tokens_per_document")]
+        rows.append(("tokens_per_passage", "tokens / passage"))
+    lines += ["## Statistics", "", "Tokens are word and punctuation tokens (regex `\\w+|[^\\w\\s]`).", ""]
+    lines += _length_table(stats, rows) + [""]
+
+    if not is_mcq:
+        qa = {s: [r for r in rs if isinstance(r, QARecord)] for s, rs in by_split.items()}
+        lines += ["## Question types and answer sources", ""]
+        lines += _breakdown_table(qa, "question_types", "question type") + [""]
+        lines += [
+            "Answer source: explicit (yes/no, single factual, multi factual), implicit (single reasoning, "
+            "multi reasoning, summarization), insufficient information (no answer).",
+            "",
+        ]
+        lines += _breakdown_table(qa, "answer_sources", "answer source") + [""]
+
+    workers = inputs.workers if inputs.workers is not None else distinct_workers(records)
+    crowd = [
+        ("workers", _fmt(workers) if workers is not None else None),
+        ("median time per HIT", f"{inputs.median_seconds / 60:.1f} min" if inputs.median_seconds else None),
+        (
+            "effective pay",
+            f"${inputs.effective_hourly_pay_usd:.2f} / hour" if inputs.effective_hourly_pay_usd else None,
+        ),
+    ]
+    crowd = [(k, v) for k, v in crowd if v is not None]
+    if crowd or inputs.qc_rejection_rates or inputs.agreement:
+        lines += ["## Collection", ""]
+        lines += [f"- {k}: {v}" for k, v in crowd]
+        if inputs.qc_rejection_rates:
+            lines += ["", "| QC rule | rejected |", "|---|---:|"]
+            lines += [f"| {k} | {100 * v:.1f}% |" for k, v in sorted(inputs.qc_rejection_rates.items())]
+        if inputs.agreement:
+            lines += ["", "| agreement | value |", "|---|---:|"]
+            lines += [f"| {k} | {v:.3f} |" for k, v in sorted(inputs.agreement.items())]
+        lines.append("")
+    if inputs.excluded_note:
+        lines += [inputs.excluded_note.strip(), ""]
+
+    if plots:
+        lines += ["## Plots", ""]
+        lines += [f"![{Path(p).stem}]({p})" for p in plots] + [""]
+    lines += [
+        "## Privacy",
+        "",
+        "Worker ids never appear; a `worker` column holds salted pseudonyms only.",
+        "",
+    ]
+    lines += ["## Licence", "", inputs.license, ""]
+    lines += ["## Citation", "", "```", (inputs.citation or f"{name}, version {version}").strip(), "```", ""]
+    return "\n".join(lines)
+
+
+def write_card(
+    root: Path,
+    *,
+    name: str,
+    version: str,
+    by_split: Mapping[str, Sequence[Record]],
+    split_summary: Mapping[str, Any],
+    inputs: CardInputs,
+    version_counts: Mapping[str, Mapping[str, int]],
+    excluded: Mapping[str, int],
+    tokenize: Callable[[str], int] = count_tokens,
+) -> list[Path]:
+    """Write ``card.md`` and its plots under ``root``; return the files written."""
+    (root / "plots").mkdir(parents=True, exist_ok=True)
+    plot_lengths(by_split, root / PLOT_LENGTHS, tokenize=tokenize)
+    plot_types(by_split, root / PLOT_TYPES)
+    text = render_card(
+        name=name,
+        version=version,
+        by_split=by_split,
+        split_summary=split_summary,
+        inputs=inputs,
+        version_counts=version_counts,
+        excluded=excluded,
+        tokenize=tokenize,
+    )
+    card = root / "card.md"
+    card.write_text(text, encoding="utf-8")
+    return [card, root / PLOT_LENGTHS, root / PLOT_TYPES]

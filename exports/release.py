@@ -1,0 +1,458 @@
+"""Versioned, immutable releases: split -> format -> write -> card -> privacy gate -> manifest.
+
+Layout of ``<out_dir>/<name>-<version>/``::
+
+    manifest.json   name, version, created, source batches, split seed/ratios, files (sha256, rows)
+    index.json      item -> split/document/content hash, document -> split (for later releases and diffs)
+    card.md         dataset card, with plots/lengths.png and plots/types.png
+    train.csv val.csv test.csv ... (QA)      or    multiple_choice/train.csv ... direct_answer/... (MCQ)
+
+A release is built in a hidden staging folder and renamed into place only after the privacy gate passes,
+so a failed build leaves nothing behind and an existing release is never overwritten. Data files, the
+index and the card are deterministic for the same records and seed; only ``created`` in the manifest
+changes between re-exports.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Optional
+
+import pyarrow.parquet as pq
+
+from exports.card import CardInputs, write_card
+from exports.factories import create_formatter, create_writer, parse_formats, versions_for
+from exports.formatters import extra_field_kinds
+from exports.privacy import check_release_privacy
+from exports.records import Record, record_kind
+from exports.splits import (
+    DEFAULT_RATIOS,
+    SCIQ_TEST_SIZE,
+    SCIQ_VAL_SIZE,
+    SPLITS,
+    PreviousAssignment,
+    SplitAssignment,
+    SplitItem,
+    group_split,
+    sciq_split,
+)
+from exports.statistics import count_tokens
+
+logger = logging.getLogger(__name__)
+
+MANIFEST = "manifest.json"
+INDEX = "index.json"
+MANIFEST_SCHEMA = 1
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class ReleaseError(RuntimeError):
+    """A release cannot be built or read (exists already, bad name, missing manifest)."""
+
+
+class ReleaseIntegrityError(ReleaseError):
+    """A release's files do not match its manifest; ``problems`` lists each mismatch."""
+
+    def __init__(self, path: Path, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__(f"{path}: {len(problems)} integrity problem(s): " + "; ".join(problems[:5]))
+
+
+@dataclass(frozen=True)
+class ReleaseResult:
+    """What :func:`build_release` produced.
+
+    Attributes:
+        path: the release directory.
+        counts: split -> items assigned.
+        achieved_ratios: split -> share of items.
+        excluded: dataset version -> items left out (direct-answer items without a passage).
+        manifest: the manifest as written.
+    """
+
+    path: Path
+    counts: Mapping[str, int]
+    achieved_ratios: Mapping[str, float]
+    excluded: Mapping[str, int]
+    manifest: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Summary for a command's final JSON line."""
+        return {
+            "path": str(self.path),
+            "name": self.manifest["name"],
+            "version": self.manifest["version"],
+            "counts": dict(self.counts),
+            "achieved_ratios": dict(self.achieved_ratios),
+            "excluded": dict(self.excluded),
+            "files": len(self.manifest["files"]),
+        }
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def content_hash(record: Record) -> str:
+    """Hash of every released field of a record, to tell changed items apart in release diffs."""
+    text = json.dumps(record.content_dict(), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def count_rows(path: Path) -> Optional[int]:
+    """Data rows in a CSV (records, not lines), JSONL or Parquet file; None for other files."""
+    if path.suffix == ".csv":
+        with path.open(encoding="utf-8", newline="") as handle:
+            return max(0, sum(1 for _ in csv.reader(handle)) - 1)
+    if path.suffix == ".jsonl":
+        with path.open(encoding="utf-8") as handle:
+            return sum(1 for line in handle if line.strip())
+    if path.suffix == ".parquet":
+        return pq.ParquetFile(path).metadata.num_rows
+    return None
+
+
+def _split(
+    records: Sequence[Record],
+    *,
+    ratios: Sequence[float],
+    seed: int,
+    sciq_mode: bool,
+    sciq_sizes: tuple[int, int],
+    previous: Optional[PreviousAssignment],
+) -> SplitAssignment:
+    items = [SplitItem(r.id, r.document_id, r.stratum) for r in records]
+    if sciq_mode:
+        return sciq_split(
+            items, val_size=sciq_sizes[0], test_size=sciq_sizes[1], seed=seed, previous=previous
+        )
+    return group_split(items, ratios=ratios, seed=seed, previous=previous)
+
+
+def _write_json(path: Path, data: Any, *, indent: Optional[int] = 2) -> None:
+    path.write_text(json.dumps(data, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def build_release(
+    records: Sequence[Record],
+    *,
+    name: str,
+    version: str,
+    out_dir: Path,
+    formats: Sequence[str] | str = ("csv", "jsonl", "parquet"),
+    ratios: Sequence[float] = DEFAULT_RATIOS,
+    seed: int = 0,
+    sciq_mode: bool = False,
+    sciq_sizes: tuple[int, int] = (SCIQ_VAL_SIZE, SCIQ_TEST_SIZE),
+    previous_assignment: Optional[PreviousAssignment] = None,
+    card_inputs: Optional[CardInputs] = None,
+    source_batches: Sequence[int | str] = (),
+    privacy_allow: Collection[str] = (),
+    created: Optional[datetime] = None,
+    tokenize: Callable[[str], int] = count_tokens,
+) -> ReleaseResult:
+    """Build the immutable release directory ``out_dir/<name>-<version>``.
+
+    Args:
+        records: all :class:`~exports.records.QARecord` or all :class:`~exports.records.MCQRecord`.
+        name: dataset name (letters, digits, ``.``, ``_``, ``-``).
+        version: release version, same characters.
+        out_dir: parent folder; created if missing.
+        formats: any of ``csv``, ``jsonl``, ``parquet`` (list or comma-separated string).
+        ratios: train/val/test shares of items (group mode).
+        seed: seeds the split and the MCQ option order.
+        sciq_mode: fixed-size val/test (``sciq_sizes``) instead of ratios.
+        sciq_sizes: (val, test) sizes in SciQ mode.
+        previous_assignment: an earlier release's assignment to keep (see :func:`load_assignment`);
+            also the way to reproduce a dataset's original splits.
+        card_inputs: facts for the dataset card (licence, citation, documents, crowd work).
+        source_batches: batch ids the records came from (recorded in the manifest).
+        privacy_allow: reviewed values the privacy gate lets through (public office contacts).
+        created: the manifest timestamp; now (UTC) when None.
+        tokenize: token counter for the card's statistics.
+
+    Returns:
+        The :class:`ReleaseResult`.
+
+    Raises:
+        ReleaseError: the release exists or a name is unsafe.
+        exports.privacy.PrivacyError: personal data was found (nothing is left on disk).
+        exports.splits.SplitError: bad ratios, duplicate ids, a document in two splits.
+        exports.factories.UnknownFormatError: an unknown format.
+    """
+    for label, value in (("name", name), ("version", version)):
+        if not _SAFE_NAME.match(value):
+            raise ReleaseError(f"release {label} {value!r}: use letters, digits, '.', '_' and '-' only")
+    kind = record_kind(records)
+    fmts = parse_formats(formats)
+    inputs = card_inputs or CardInputs()
+    out_dir = Path(out_dir)
+    dest = out_dir / f"{name}-{version}"
+    if dest.exists():
+        raise ReleaseError(f"release {dest} exists already; releases are immutable, choose a new version")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    staging = out_dir / f".{name}-{version}.staging-{os.getpid()}"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir()
+    try:
+        manifest, assignment, excluded = _build_into(
+            staging,
+            records,
+            kind=kind,
+            name=name,
+            version=version,
+            formats=fmts,
+            ratios=ratios,
+            seed=seed,
+            sciq_mode=sciq_mode,
+            sciq_sizes=sciq_sizes,
+            previous=previous_assignment,
+            inputs=inputs,
+            source_batches=source_batches,
+            privacy_allow=privacy_allow,
+            created=created or datetime.now(UTC),
+            tokenize=tokenize,
+        )
+        if dest.exists():
+            raise ReleaseError(f"release {dest} appeared while building; not overwriting it")
+        staging.rename(dest)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    logger.info("Release(%s-%s) written to %s: %s", name, version, dest, dict(assignment.counts))
+    return ReleaseResult(dest, dict(assignment.counts), dict(assignment.achieved_ratios), excluded, manifest)
+
+
+def _build_into(
+    root: Path,
+    records: Sequence[Record],
+    *,
+    kind: str,
+    name: str,
+    version: str,
+    formats: tuple[str, ...],
+    ratios: Sequence[float],
+    seed: int,
+    sciq_mode: bool,
+    sciq_sizes: tuple[int, int],
+    previous: Optional[PreviousAssignment],
+    inputs: CardInputs,
+    source_batches: Sequence[int | str],
+    privacy_allow: Collection[str],
+    created: datetime,
+    tokenize: Callable[[str], int],
+) -> tuple[dict[str, Any], SplitAssignment, dict[str, int]]:
+    """Write every file of a release into ``root`` and return (manifest, assignment, excluded)."""
+    assignment = _split(
+        records, ratios=ratios, seed=seed, sciq_mode=sciq_mode, sciq_sizes=sciq_sizes, previous=previous
+    )
+    by_split: dict[str, list[Record]] = {s: [] for s in SPLITS}
+    for record in sorted(records, key=lambda r: r.id):
+        by_split[assignment.items[record.id]].append(record)
+    extra_kinds = extra_field_kinds(records)
+
+    rows_written: dict[str, int] = {}
+    version_counts: dict[str, dict[str, int]] = {}
+    excluded: dict[str, int] = {}
+    for dataset_version in versions_for(kind):
+        folder = root / dataset_version.folder if dataset_version.folder else root
+        folder.mkdir(parents=True, exist_ok=True)
+        for fmt in formats:
+            formatter = create_formatter(dataset_version.name, fmt, seed=seed, extra_kinds=extra_kinds)
+            writer = create_writer(fmt)
+            left_out = 0
+            for split in SPLITS:
+                table = formatter.format(by_split[split])
+                path = folder / f"{split}.{writer.extension}"
+                rows_written[str(path.relative_to(root))] = writer.write(table, path)
+                version_counts.setdefault(dataset_version.name, {})[split] = len(table.rows)
+                left_out += table.excluded
+            excluded[dataset_version.name] = left_out
+
+    index = {
+        "documents": dict(assignment.documents),
+        "items": {
+            r.id: {"split": assignment.items[r.id], "document": r.document_id, "sha256": content_hash(r)}
+            for split in SPLITS
+            for r in by_split[split]
+        },
+    }
+    _write_json(root / INDEX, index, indent=None)
+    write_card(
+        root,
+        name=name,
+        version=version,
+        by_split=by_split,
+        split_summary=assignment.to_dict(),
+        inputs=inputs,
+        version_counts=version_counts,
+        excluded=excluded,
+        tokenize=tokenize,
+    )
+    check_release_privacy(root, allow=privacy_allow)
+
+    files = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        relative = str(path.relative_to(root))
+        files.append(
+            {
+                "path": relative,
+                "sha256": sha256_file(path),
+                "bytes": path.stat().st_size,
+                "rows": rows_written.get(relative),
+            }
+        )
+    manifest = {
+        "schema": MANIFEST_SCHEMA,
+        "name": name,
+        "version": version,
+        "created": created.isoformat(timespec="seconds"),
+        "kind": kind,
+        "versions": [v.name for v in versions_for(kind)],
+        "formats": list(formats),
+        "source_batches": list(source_batches),
+        "license": inputs.license,
+        "split": assignment.to_dict(),
+        "counts": {v: dict(c) for v, c in version_counts.items()},
+        "excluded": excluded,
+        "privacy": {"checked": True, "allowed_values": len(set(privacy_allow))},
+        "files": files,
+    }
+    _write_json(root / MANIFEST, manifest)
+    return manifest, assignment, excluded
+
+
+def read_manifest(release: Path) -> dict[str, Any]:
+    """Load ``manifest.json`` of a release.
+
+    Raises:
+        ReleaseError: no manifest, or one that is not JSON.
+    """
+    path = Path(release) / MANIFEST
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as e:
+        raise ReleaseError(f"{path}: not a release (no {MANIFEST})") from e
+    except json.JSONDecodeError as e:
+        raise ReleaseError(f"{path}: invalid JSON at line {e.lineno}: {e.msg}") from e
+
+
+def verify_release(release: Path) -> dict[str, Any]:
+    """Check every file against the manifest (sha256, size, rows) and look for unlisted files.
+
+    Returns:
+        ``{"files": n, "rows": total data rows}`` when everything matches.
+
+    Raises:
+        ReleaseIntegrityError: lists every missing, changed or unlisted file.
+    """
+    release = Path(release)
+    manifest = read_manifest(release)
+    problems: list[str] = []
+    listed = set()
+    total_rows = 0
+    for entry in manifest["files"]:
+        path = release / entry["path"]
+        listed.add(entry["path"])
+        if not path.is_file():
+            problems.append(f"{entry['path']}: missing")
+            continue
+        actual = sha256_file(path)
+        if actual != entry["sha256"]:
+            problems.append(f"{entry['path']}: sha256 {actual[:12]}… != manifest {entry['sha256'][:12]}…")
+            continue
+        if entry.get("rows") is not None:
+            rows = count_rows(path)
+            if rows != entry["rows"]:
+                problems.append(f"{entry['path']}: {rows} rows != manifest {entry['rows']}")
+            total_rows += rows or 0
+    for path in release.rglob("*"):
+        relative = str(path.relative_to(release))
+        if path.is_file() and relative != MANIFEST and relative not in listed:
+            problems.append(f"{relative}: not in the manifest")
+    if problems:
+        raise ReleaseIntegrityError(release, problems)
+    return {"files": len(listed), "rows": total_rows}
+
+
+def load_index(release: Path) -> dict[str, Any]:
+    """Load ``index.json`` (item and document assignment) of a release.
+
+    Raises:
+        ReleaseError: the release has no index.
+    """
+    path = Path(release) / INDEX
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as e:
+        raise ReleaseError(f"{path}: missing; cannot reuse this release's assignment") from e
+
+
+def load_assignment(release: Path) -> PreviousAssignment:
+    """Return an earlier release's assignment, to pass as ``previous_assignment``."""
+    index = load_index(release)
+    return PreviousAssignment(
+        items={item_id: entry["split"] for item_id, entry in index["items"].items()},
+        documents=dict(index["documents"]),
+    )
+
+
+@dataclass(frozen=True)
+class ReleaseDiff:
+    """Item-level difference between two releases.
+
+    Attributes:
+        added: ids only in the new release.
+        removed: ids only in the old release.
+        changed: ids in both whose content differs.
+        moved: ids in both whose split differs (should stay empty: old items never move).
+    """
+
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    moved: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Counts and ids for JSON output."""
+        return {
+            "added": len(self.added),
+            "removed": len(self.removed),
+            "changed": len(self.changed),
+            "moved": len(self.moved),
+            "ids": {
+                "added": self.added,
+                "removed": self.removed,
+                "changed": self.changed,
+                "moved": self.moved,
+            },
+        }
+
+
+def diff_releases(old: Path, new: Path) -> ReleaseDiff:
+    """Compare two releases by item id, using their ``index.json`` content hashes."""
+    before = load_index(old)["items"]
+    after = load_index(new)["items"]
+    common = sorted(set(before) & set(after))
+    return ReleaseDiff(
+        added=sorted(set(after) - set(before)),
+        removed=sorted(set(before) - set(after)),
+        changed=[i for i in common if before[i]["sha256"] != after[i]["sha256"]],
+        moved=[i for i in common if before[i]["split"] != after[i]["split"]],
+    )

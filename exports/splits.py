@@ -1,0 +1,453 @@
+"""Group-aware train/val/test splits: no source document (syllabus, passage) ever spans two splits.
+
+Why groups: SyllabusQA tests whether a system answers questions about *unseen* syllabi, so all QA
+pairs of one syllabus go to one split (paper section 2.3: "no overlap in syllabi across splits"). Two
+modes exist:
+
+* :func:`group_split` targets ratios by number of QA pairs (default 0.8/0.1/0.1) and keeps each split's
+  question-type mix close to the whole: a seeded greedy assignment (largest groups first) followed by
+  a local search over moves and swaps of whole groups.
+* :func:`sciq_split` gives val and test a fixed size (SciQ: 1,000 and 1,000 questions) and the rest to
+  train.
+
+Both honour an earlier release's assignment (:class:`PreviousAssignment`): items it had never move,
+documents it had keep their split (new items of an old document join it), new documents are assigned
+fresh. :func:`check_disjoint` refuses (raises) when any document is in two splits.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Optional
+
+logger = logging.getLogger(__name__)
+
+SPLITS: tuple[str, ...] = ("train", "val", "test")
+DEFAULT_RATIOS: tuple[float, float, float] = (0.8, 0.1, 0.1)
+SCIQ_VAL_SIZE = 1000
+SCIQ_TEST_SIZE = 1000
+
+
+class SplitError(ValueError):
+    """Bad split input (ratios, duplicate ids, conflicting earlier assignment)."""
+
+
+class SplitLeakError(SplitError):
+    """A document has items in more than one split."""
+
+
+@dataclass(frozen=True)
+class SplitItem:
+    """What the splitter needs to know about one item.
+
+    Attributes:
+        id: item id (unique).
+        group: source document id; all items of a group share a split.
+        stratum: label whose mix each split should keep (question type).
+    """
+
+    id: str
+    group: str
+    stratum: str = ""
+
+
+@dataclass(frozen=True)
+class PreviousAssignment:
+    """An earlier release's assignment, to be kept.
+
+    Attributes:
+        items: item id -> split for every item of the earlier release.
+        documents: document id -> split.
+    """
+
+    items: Mapping[str, str] = field(default_factory=dict)
+    documents: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SplitAssignment:
+    """The result of a split.
+
+    Attributes:
+        items: item id -> split.
+        documents: document id -> split.
+        mode: ``"group"`` or ``"sciq"``.
+        seed: the seed used.
+        target_ratios: the requested ratios (group mode) or None.
+        target_sizes: requested val/test sizes (sciq mode) or None.
+        counts: items per split.
+        achieved_ratios: items per split / all items, rounded to 4 decimals.
+        document_counts: documents per split.
+        stratum_counts: per split, items per stratum.
+        kept_items: items whose split came from the previous assignment.
+    """
+
+    items: Mapping[str, str]
+    documents: Mapping[str, str]
+    mode: str
+    seed: int
+    target_ratios: Optional[Mapping[str, float]]
+    target_sizes: Optional[Mapping[str, int]]
+    counts: Mapping[str, int]
+    achieved_ratios: Mapping[str, float]
+    document_counts: Mapping[str, int]
+    stratum_counts: Mapping[str, Mapping[str, int]]
+    kept_items: int = 0
+
+    def split_of(self, item_id: str) -> str:
+        """Return the split of one item (KeyError when it was not split)."""
+        return self.items[item_id]
+
+    def to_dict(self) -> dict[str, object]:
+        """Summary for manifests and command output (no per-item lists)."""
+        return {
+            "mode": self.mode,
+            "seed": self.seed,
+            "target_ratios": dict(self.target_ratios) if self.target_ratios else None,
+            "target_sizes": dict(self.target_sizes) if self.target_sizes else None,
+            "counts": dict(self.counts),
+            "achieved_ratios": dict(self.achieved_ratios),
+            "document_counts": dict(self.document_counts),
+            "kept_items": self.kept_items,
+        }
+
+
+def normalize_ratios(ratios: Sequence[float]) -> dict[str, float]:
+    """Return ``{"train": r0, "val": r1, "test": r2}`` after checking three non-negative ratios summing to 1.
+
+    Raises:
+        SplitError: wrong count, a negative value, or a sum other than 1 (within 1e-6).
+    """
+    values = [float(r) for r in ratios]
+    if len(values) != len(SPLITS):
+        raise SplitError(f"ratios: expected 3 values (train, val, test), got {values}")
+    if any(v < 0 for v in values):
+        raise SplitError(f"ratios: negative value in {values}")
+    if abs(sum(values) - 1.0) > 1e-6:
+        raise SplitError(f"ratios: {values} sum to {sum(values):.6f}, not 1")
+    return dict(zip(SPLITS, values, strict=False))
+
+
+def _groups(items: Sequence[SplitItem]) -> dict[str, list[SplitItem]]:
+    groups: dict[str, list[SplitItem]] = defaultdict(list)
+    seen: set[str] = set()
+    for item in items:
+        if item.id in seen:
+            raise SplitError(f"duplicate item id {item.id!r} (document {item.group!r})")
+        seen.add(item.id)
+        groups[item.group].append(item)
+    return groups
+
+
+def _fixed_groups(
+    groups: Mapping[str, list[SplitItem]], previous: Optional[PreviousAssignment]
+) -> dict[str, str]:
+    """Return document -> split for the documents the previous assignment pins.
+
+    Raises:
+        SplitError: an earlier split name is unknown, or a document's kept items disagree.
+    """
+    if previous is None:
+        return {}
+    pinned: dict[str, str] = {}
+    for doc, members in groups.items():
+        splits = {previous.items[m.id] for m in members if m.id in previous.items}
+        if doc in previous.documents:
+            splits.add(previous.documents[doc])
+        bad = splits - set(SPLITS)
+        if bad:
+            raise SplitError(f"previous assignment: document {doc!r} has unknown split(s) {sorted(bad)}")
+        if len(splits) > 1:
+            raise SplitLeakError(
+                f"previous assignment puts items of document {doc!r} in {sorted(splits)}; "
+                "old items never move, so this document cannot be kept in one split"
+            )
+        if splits:
+            pinned[doc] = splits.pop()
+    return pinned
+
+
+def _summarize(
+    items: Sequence[SplitItem],
+    doc_split: Mapping[str, str],
+    *,
+    mode: str,
+    seed: int,
+    target_ratios: Optional[Mapping[str, float]],
+    target_sizes: Optional[Mapping[str, int]],
+    kept: int,
+) -> SplitAssignment:
+    item_split = {item.id: doc_split[item.group] for item in items}
+    counts = Counter(item_split.values())
+    total = len(items)
+    strata: dict[str, Counter[str]] = {s: Counter() for s in SPLITS}
+    for item in items:
+        strata[item_split[item.id]][item.stratum] += 1
+    doc_counts = Counter(doc_split.values())
+    return SplitAssignment(
+        items=item_split,
+        documents=dict(sorted(doc_split.items())),
+        mode=mode,
+        seed=seed,
+        target_ratios=target_ratios,
+        target_sizes=target_sizes,
+        counts={s: counts.get(s, 0) for s in SPLITS},
+        achieved_ratios={s: round(counts.get(s, 0) / total, 4) if total else 0.0 for s in SPLITS},
+        document_counts={s: doc_counts.get(s, 0) for s in SPLITS},
+        stratum_counts={s: dict(sorted(strata[s].items())) for s in SPLITS},
+        kept_items=kept,
+    )
+
+
+class _Objective:
+    """Squared distance of split sizes from the targets plus a weighted distance from the ideal type counts.
+
+    Per split s with n items and stratum counts c_t (N items in all, overall stratum shares p_t,
+    target share r_s): ``(n/N - r_s)**2 + w/r_s * sum_t (c_t/N - r_s*p_t)**2``. The type term compares
+    counts with the split's *target* counts (not with its current size), so it stays convex and never
+    traps an almost empty split; dividing by r_s makes it a share-of-split distance weighted by r_s.
+    Only the two splits a move touches change, so a move is priced from two rows.
+    """
+
+    def __init__(self, ratios: Sequence[float], shares: Sequence[float], total: int, weight: float) -> None:
+        self.ratios = list(ratios)
+        self.shares = list(shares)
+        self.total = total
+        self.weight = weight
+
+    def term(self, s: int, row: Sequence[int], n: int) -> float:
+        ratio = self.ratios[s]
+        size = (n / self.total - ratio) ** 2
+        if self.weight == 0.0 or ratio == 0.0:
+            return size
+        mix = sum((c / self.total - ratio * p) ** 2 for c, p in zip(row, self.shares, strict=False))
+        return size + self.weight / ratio * mix
+
+
+def group_split(
+    items: Sequence[SplitItem],
+    *,
+    ratios: Sequence[float] = DEFAULT_RATIOS,
+    seed: int = 0,
+    previous: Optional[PreviousAssignment] = None,
+    type_weight: float = 1.0,
+    max_passes: int = 30,
+    swap_candidates: int = 24,
+) -> SplitAssignment:
+    """Split items by document, targeting ``ratios`` of items and each split's type mix.
+
+    Args:
+        items: the items; ``group`` is the document id, ``stratum`` the question type.
+        ratios: train/val/test shares of items; must sum to 1.
+        seed: makes the result reproducible; other seeds give other (equally good) splits.
+        previous: an earlier release's assignment to keep.
+        type_weight: weight of the type-mix term against the size term (0 ignores types).
+        max_passes: bound on local-search passes.
+        swap_candidates: most random partners tried per group when swapping (fewer with many groups).
+
+    Returns:
+        The assignment, with achieved ratios.
+
+    Raises:
+        SplitError: bad ratios, duplicate ids or a conflicting previous assignment.
+    """
+    target = normalize_ratios(ratios)
+    groups = _groups(items)
+    pinned = _fixed_groups(groups, previous)
+    kept = sum(1 for item in items if previous is not None and item.id in previous.items)
+    total = len(items)
+    if total == 0:
+        return _summarize(items, {}, mode="group", seed=seed, target_ratios=target, target_sizes=None, kept=0)
+
+    strata = sorted({item.stratum for item in items})
+    index = {name: i for i, name in enumerate(strata)}
+    overall = Counter(item.stratum for item in items)
+    objective = _Objective(
+        [target[s] for s in SPLITS], [overall[t] / total for t in strata], total, type_weight
+    )
+
+    def vector(members: list[SplitItem]) -> list[int]:
+        row = [0] * len(strata)
+        for m in members:
+            row[index[m.stratum]] += 1
+        return row
+
+    rows = [[0] * len(strata) for _ in SPLITS]
+    sizes = [0] * len(SPLITS)
+    split_index = {s: i for i, s in enumerate(SPLITS)}
+
+    def add(s: int, vec: list[int], sign: int) -> None:
+        for t, c in enumerate(vec):
+            rows[s][t] += sign * c
+        sizes[s] += sign * sum(vec)
+
+    for doc, split in pinned.items():
+        add(split_index[split], vector(groups[doc]), 1)
+
+    rng = random.Random(seed)
+    free = sorted(doc for doc in groups if doc not in pinned)
+    rng.shuffle(free)
+    free.sort(key=lambda d: len(groups[d]), reverse=True)  # stable: ties keep the seeded order
+    vectors = {doc: vector(groups[doc]) for doc in free}
+    where: dict[str, int] = {}
+
+    def moved_terms(s: int, vec: list[int], sign: int) -> float:
+        row = [a + sign * b for a, b in zip(rows[s], vec, strict=False)]
+        return objective.term(s, row, sizes[s] + sign * sum(vec))
+
+    for doc in free:
+        vec = vectors[doc]
+        best, best_delta = 0, float("inf")
+        for s in range(len(SPLITS)):
+            delta = moved_terms(s, vec, 1) - objective.term(s, rows[s], sizes[s])
+            if delta < best_delta - 1e-15:
+                best, best_delta = s, delta
+        add(best, vec, 1)
+        where[doc] = best
+
+    # Local search: move one group, or swap two groups of different splits, while a pass still gains
+    # more than one item's worth of size error. Swap partners are sampled, and fewer per group when
+    # there are many groups, so a pass costs at most about 200,000 swap evaluations.
+    min_gain = 1.0 / total**2
+    partners_per_group = max(2, min(swap_candidates, 200_000 // max(1, len(free))))
+    for _ in range(max_passes):
+        gain = 0.0
+        order = list(free)
+        rng.shuffle(order)
+        for doc in order:
+            vec, a = vectors[doc], where[doc]
+            base_a = objective.term(a, rows[a], sizes[a])
+            for b in range(len(SPLITS)):
+                if b == a:
+                    continue
+                base_b = objective.term(b, rows[b], sizes[b])
+                delta = moved_terms(a, vec, -1) + moved_terms(b, vec, 1) - base_a - base_b
+                if delta < -1e-15:
+                    add(a, vec, -1)
+                    add(b, vec, 1)
+                    where[doc] = b
+                    gain -= delta
+                    break
+        for doc in order:
+            a = where[doc]
+            partners = [d for d in rng.sample(free, min(partners_per_group, len(free))) if where[d] != a]
+            for other in partners:
+                b = where[other]
+                va, vb = vectors[doc], vectors[other]
+                diff = [x - y for x, y in zip(va, vb, strict=False)]
+                n_diff = sum(diff)
+                if n_diff == 0 and all(x == 0 for x in diff):
+                    continue
+                row_a = [r - d for r, d in zip(rows[a], diff, strict=False)]
+                row_b = [r + d for r, d in zip(rows[b], diff, strict=False)]
+                delta = (
+                    objective.term(a, row_a, sizes[a] - n_diff)
+                    + objective.term(b, row_b, sizes[b] + n_diff)
+                    - objective.term(a, rows[a], sizes[a])
+                    - objective.term(b, rows[b], sizes[b])
+                )
+                if delta < -1e-15:
+                    add(a, va, -1)
+                    add(b, vb, -1)
+                    add(b, va, 1)
+                    add(a, vb, 1)
+                    where[doc], where[other] = b, a
+                    gain -= delta
+                    break
+        if gain < min_gain:
+            break
+
+    doc_split = dict(pinned)
+    doc_split.update({doc: SPLITS[s] for doc, s in where.items()})
+    result = _summarize(
+        items, doc_split, mode="group", seed=seed, target_ratios=target, target_sizes=None, kept=kept
+    )
+    check_disjoint(items, result)
+    logger.info(
+        "group_split: %d items, %d documents, seed %d -> counts %s, ratios %s",
+        total,
+        len(groups),
+        seed,
+        dict(result.counts),
+        dict(result.achieved_ratios),
+    )
+    return result
+
+
+def sciq_split(
+    items: Sequence[SplitItem],
+    *,
+    val_size: int = SCIQ_VAL_SIZE,
+    test_size: int = SCIQ_TEST_SIZE,
+    seed: int = 0,
+    previous: Optional[PreviousAssignment] = None,
+) -> SplitAssignment:
+    """Give val and test a fixed number of items (SciQ: 1,000 each) and the rest to train.
+
+    Documents are taken in a seeded random order; a document goes to val while it fits, else to test
+    while it fits, else to train, so both sizes are met exactly whenever enough small groups exist.
+    Items kept from ``previous`` count towards the sizes.
+
+    Raises:
+        SplitError: negative sizes, duplicate ids or a conflicting previous assignment.
+    """
+    if val_size < 0 or test_size < 0:
+        raise SplitError(f"sciq_split: sizes must be >= 0, got val={val_size} test={test_size}")
+    groups = _groups(items)
+    pinned = _fixed_groups(groups, previous)
+    kept = sum(1 for item in items if previous is not None and item.id in previous.items)
+    room = {"val": val_size, "test": test_size}
+    for doc, split in pinned.items():
+        if split in room:
+            room[split] -= len(groups[doc])
+    rng = random.Random(seed)
+    free = sorted(doc for doc in groups if doc not in pinned)
+    rng.shuffle(free)
+    doc_split = dict(pinned)
+    for doc in free:
+        size = len(groups[doc])
+        for split in ("val", "test"):
+            if size <= room[split]:
+                doc_split[doc] = split
+                room[split] -= size
+                break
+        else:
+            doc_split[doc] = "train"
+    if room["val"] > 0 or room["test"] > 0:
+        logger.warning("sciq_split: could not fill val/test exactly; %s items short", room)
+    result = _summarize(
+        items,
+        doc_split,
+        mode="sciq",
+        seed=seed,
+        target_ratios=None,
+        target_sizes={"val": val_size, "test": test_size},
+        kept=kept,
+    )
+    check_disjoint(items, result)
+    return result
+
+
+def check_disjoint(items: Iterable[SplitItem], assignment: SplitAssignment) -> None:
+    """Refuse a split in which a document appears in two splits or an item is missing.
+
+    Raises:
+        SplitLeakError: names the document, its splits and one item id per split.
+        SplitError: an item has no split or an unknown one.
+    """
+    seen: dict[str, dict[str, str]] = defaultdict(dict)
+    for item in items:
+        split = assignment.items.get(item.id)
+        if split is None:
+            raise SplitError(f"item {item.id!r} (document {item.group!r}) has no split")
+        if split not in SPLITS:
+            raise SplitError(f"item {item.id!r}: unknown split {split!r}")
+        seen[item.group].setdefault(split, item.id)
+    for doc, by_split in seen.items():
+        if len(by_split) > 1:
+            examples = ", ".join(f"{s}: {i}" for s, i in sorted(by_split.items()))
+            raise SplitLeakError(f"document {doc!r} appears in {len(by_split)} splits ({examples})")

@@ -1,0 +1,121 @@
+"""Fixtures for the exports tests: real SyllabusQA and SciQ records, loaded once per session."""
+
+from __future__ import annotations
+
+import csv
+import functools
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from exports.records import MCQRecord, QARecord, mcq_record_from_sciq_item, qa_record_from_syllabusqa_row
+from exports.statistics import DocumentInfo, count_tokens
+
+SYLLABUSQA_SPLITS = ("train", "val", "test")
+SCIQ_FILES = (("train", "train.json"), ("val", "valid.json"), ("test", "test.json"))
+
+# Public office contacts quoted in the real SyllabusQA answers (university help lines), reviewed and
+# allowed so that a release of the real data passes the privacy gate.
+SYLLABUSQA_PUBLIC_CONTACTS = (
+    "diversity@umass.edu",
+    "examsaccess@admin.umass.edu",
+    "gamecockrecovery@sc.edu",
+    "413-545-5703",
+    "803-777-5781",
+    "803-777-6142",
+    "803.777.5781",
+)
+
+
+@functools.lru_cache(maxsize=2)
+def _syllabusqa_rows(root: Path) -> dict[str, tuple[dict[str, str], ...]]:
+    rows = {}
+    for split in SYLLABUSQA_SPLITS:
+        with (root / "data" / "dataset_split" / f"{split}.csv").open(encoding="utf-8", newline="") as handle:
+            rows[split] = tuple(csv.DictReader(handle))
+    return rows
+
+
+@functools.lru_cache(maxsize=2)
+def _sciq_records(root: Path) -> tuple[MCQRecord, ...]:
+    records = []
+    for split, filename in SCIQ_FILES:
+        for i, item in enumerate(json.loads((root / filename).read_text(encoding="utf-8"))):
+            support = item.get("support") or ""
+            doc = "p-" + hashlib.sha1(support.encode("utf-8")).hexdigest()[:16] if support.strip() else ""
+            records.append(mcq_record_from_sciq_item(item, item_id=f"sciq-{split}-{i:05d}", document_id=doc))
+    return tuple(records)
+
+
+@functools.lru_cache(maxsize=2)
+def _syllabus_documents(root: Path) -> dict[str, DocumentInfo]:
+    syllabi = root / "syllabi"
+    docs = {}
+    with (syllabi / "syllabi_meta_info.utf8.csv").open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            text = syllabi / "syllabi_redacted" / "text_utf8" / f"{row['name']}.txt"
+            tokens = count_tokens(text.read_text(encoding="utf-8")) if text.exists() else None
+            docs[row["name"]] = DocumentInfo(pages=int(row["num_pages"]), tokens=tokens)
+    return docs
+
+
+@pytest.fixture
+def syllabusqa_root(shared_data: Callable[[str], Path]) -> Path:
+    """The real SyllabusQA folder."""
+    return shared_data("syllabusqa")
+
+
+@pytest.fixture
+def syllabusqa_rows(syllabusqa_root: Path) -> dict[str, tuple[dict[str, str], ...]]:
+    """split -> the original CSV rows (dicts of the 15 columns), in file order."""
+    return _syllabusqa_rows(syllabusqa_root)
+
+
+@pytest.fixture
+def syllabusqa_records(syllabusqa_rows: dict[str, tuple[dict[str, str], ...]]) -> list[QARecord]:
+    """All 5,078 real SyllabusQA QA pairs as records."""
+    return [
+        qa_record_from_syllabusqa_row(row, where=f"{split}.csv row {i}")
+        for split in SYLLABUSQA_SPLITS
+        for i, row in enumerate(syllabusqa_rows[split], start=1)
+    ]
+
+
+@pytest.fixture
+def syllabus_documents(syllabusqa_root: Path) -> dict[str, DocumentInfo]:
+    """Syllabus name -> pages (metadata CSV) and tokens (UTF-8 text)."""
+    return _syllabus_documents(syllabusqa_root)
+
+
+@pytest.fixture
+def sciq_records(shared_data: Callable[[str], Path]) -> list[MCQRecord]:
+    """All 13,679 real SciQ questions; items with a passage are grouped by passage text."""
+    return list(_sciq_records(shared_data("sciq")))
+
+
+@pytest.fixture
+def public_contacts() -> tuple[str, ...]:
+    """Reviewed public office contacts found in the real SyllabusQA answers (the privacy allow list)."""
+    return SYLLABUSQA_PUBLIC_CONTACTS
+
+
+@pytest.fixture
+def make_qa() -> Callable[..., QARecord]:
+    """Factory for a small synthetic QA record; keyword arguments override the defaults."""
+
+    def make(**overrides: object) -> QARecord:
+        values: dict[str, object] = {
+            "id": "q1",
+            "syllabus_name": "bio101",
+            "question_type": "single factual",
+            "question": "When are office hours?",
+            "answer": "Mondays at 2pm.",
+            "answer_spans": ("Office hours: Mondays 2pm",),
+        }
+        values.update(overrides)
+        return QARecord(**values)  # type: ignore[arg-type]
+
+    return make
