@@ -7,13 +7,13 @@ across batches so a worker's contributions can still be grouped.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from typing import Optional
 
 from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
+
+from exports.privacy import pseudonymize_worker
 
 
 def pseudonym_for(platform: str, platform_id: str, salt: Optional[str] = None) -> str:
@@ -23,10 +23,12 @@ def pseudonym_for(platform: str, platform_id: str, salt: Optional[str] = None) -
         platform: ``local``, ``mturk`` or ``prolific``.
         platform_id: the platform's own id of the worker.
         salt: defaults to ``settings.CROWDQA_PSEUDONYM_SALT``; changing it changes every pseudonym.
+
+    The pseudonym is the one releases carry (``exports.privacy.pseudonymize_worker``), so the
+    release privacy check recognises it.
     """
-    key = (salt if salt is not None else settings.CROWDQA_PSEUDONYM_SALT).encode("utf-8")
-    digest = hmac.new(key, f"{platform}:{platform_id}".encode(), hashlib.sha256).hexdigest()
-    return f"W{digest[:15]}"
+    return pseudonymize_worker(platform_id, salt if salt is not None else settings.CROWDQA_PSEUDONYM_SALT,
+                               platform=platform)
 
 
 class WorkerManager(models.Manager["Worker"]):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -74,7 +74,7 @@ class QARow:
     question_type: str
     question: str
     answer: str
-    spans: tuple[str, ...]
+    spans: tuple[str, ...]  # by column: "" marks an empty cell before a filled one
     steps: tuple[str, ...]
     source: str  # "train.csv line 42", for messages
 
@@ -141,12 +141,8 @@ def _parse_row(record: dict, split: str, path: Path, line: int, where: str, seen
         raise ImportDataError(path, f"empty question for id '{row_id}'", line=line)
     if not (record["syllabus_name"] or "").strip():
         raise ImportDataError(path, f"empty syllabus_name for id '{row_id}'", line=line)
-    spans = tuple(
-        record[f"answer_span_{i}"] for i in range(1, qt.MAX_SPANS + 1) if record[f"answer_span_{i}"]
-    )
-    steps = tuple(
-        record[f"reasoning_step_{i}"] for i in range(1, qt.MAX_STEPS + 1) if record[f"reasoning_step_{i}"]
-    )
+    spans = _slots(record[f"answer_span_{i}"] for i in range(1, qt.MAX_SPANS + 1))
+    steps = _slots(record[f"reasoning_step_{i}"] for i in range(1, qt.MAX_STEPS + 1))
     return QARow(
         id=row_id,
         split=split,
@@ -158,6 +154,18 @@ def _parse_row(record: dict, split: str, path: Path, line: int, where: str, seen
         steps=steps,
         source=where,
     )
+
+
+def _slots(values: Iterable[Optional[str]]) -> tuple[str, ...]:
+    """Cell values by position with trailing empty cells dropped.
+
+    A few released rows leave a middle cell empty and fill a later one; keeping the empty slot keeps
+    every span at its column (``answer_span_3`` stays span 3) so a release round-trips exactly.
+    """
+    cells = [value or "" for value in values]
+    while cells and not cells[-1]:
+        cells.pop()
+    return tuple(cells)
 
 
 def read_metadata(root: Path) -> dict[str, dict]:

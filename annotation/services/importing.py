@@ -233,17 +233,21 @@ def _count(values: Iterable[str]) -> dict[str, int]:
     return dict(sorted(result.items()))
 
 
-SpanSig = tuple[str, Optional[int], Optional[int], Optional[int]]
+#: (position, text, start, end, page) of a span; position is the release column (0 = answer_span_1).
+SpanSig = tuple[int, str, Optional[int], Optional[int], Optional[int]]
+StepSig = tuple[int, str]
 
 
 def _locate_spans(row: QARow, document: Document, index: NormalizedIndex) -> list[SpanSig]:
     spans: list[SpanSig] = []
-    for text in row.spans:
+    for position, text in enumerate(row.spans):
+        if not text:
+            continue
         found = index.find(text)
         if found is None:
-            spans.append((text, None, None, None))
+            spans.append((position, text, None, None, None))
         else:
-            spans.append((text, found[0], found[1], page_of(document.page_starts, found[0])))
+            spans.append((position, text, found[0], found[1], page_of(document.page_starts, found[0])))
     return spans
 
 
@@ -257,22 +261,22 @@ def _write_syllabus_pairs(
     existing = {qa.external_id: qa for qa in corpus.qa_pairs.all()}
     old_spans: dict[int, list[SpanSig]] = defaultdict(list)
     for span in AnswerSpan.objects.filter(qa_pair__corpus=corpus).order_by("qa_pair_id", "position"):
-        old_spans[span.qa_pair_id].append((span.text, span.start, span.end, span.page))
-    old_steps: dict[int, list[str]] = defaultdict(list)
+        old_spans[span.qa_pair_id].append((span.position, span.text, span.start, span.end, span.page))
+    old_steps: dict[int, list[StepSig]] = defaultdict(list)
     for step in ReasoningStep.objects.filter(qa_pair__corpus=corpus).order_by("qa_pair_id", "position"):
-        old_steps[step.qa_pair_id].append(step.text)
+        old_steps[step.qa_pair_id].append((step.position, step.text))
 
     indexes = {name: NormalizedIndex(doc.text) for name, doc in documents.items()}
-    new_pairs: list[tuple[QAPair, list[SpanSig], list[str]]] = []
-    changed_pairs: list[tuple[QAPair, list[SpanSig], list[str]]] = []
+    new_pairs: list[tuple[QAPair, list[SpanSig], list[StepSig]]] = []
+    changed_pairs: list[tuple[QAPair, list[SpanSig], list[StepSig]]] = []
     located = 0
     total_spans = 0
     for i, row in enumerate(rows, start=1):
         document = documents[row.syllabus_name]
         spans = _locate_spans(row, document, indexes[row.syllabus_name])
         total_spans += len(spans)
-        located += sum(1 for s in spans if s[1] is not None)
-        steps = list(row.steps)
+        located += sum(1 for s in spans if s[2] is not None)
+        steps = [(position, text) for position, text in enumerate(row.steps) if text]
         fields = {
             "document_id": document.pk,
             "question_type": row.question_type,
@@ -316,9 +320,9 @@ def _write_syllabus_pairs(
     for qa, spans, steps in new_pairs + changed_pairs:
         span_rows += [
             AnswerSpan(qa_pair_id=qa.pk, position=p, text=t, start=s, end=e, page=pg)
-            for p, (t, s, e, pg) in enumerate(spans)
+            for p, t, s, e, pg in spans
         ]
-        step_rows += [ReasoningStep(qa_pair_id=qa.pk, position=p, text=t) for p, t in enumerate(steps)]
+        step_rows += [ReasoningStep(qa_pair_id=qa.pk, position=p, text=t) for p, t in steps]
     AnswerSpan.objects.bulk_create(span_rows, batch_size=2000)
     ReasoningStep.objects.bulk_create(step_rows, batch_size=2000)
     summary.qa_pairs.created += len(new_pairs)
