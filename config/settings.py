@@ -173,5 +173,9 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("CROWDQA_LOG_LEVEL", "WARNING")},
-    "loggers": {"django": {"level": "WARNING"}},
+    "loggers": {
+        "django": {"level": "WARNING"},
+        # The embedded file-system broker has no host; kombu warns about that on every connection.
+        "kombu.connection": {"level": "ERROR"},
+    },
 }
