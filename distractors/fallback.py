@@ -1,0 +1,100 @@
+"""Simple suggesters usable before any ranker has been trained (the stage-2 HIT starts with these).
+
+``WordNetSiblingFallback`` needs nothing but WordNet: it proposes co-hyponyms of the answer (liver for
+heart), the paper's core intuition. ``EmbeddingNeighbourFallback`` proposes the candidates whose bag of
+embeddings is closest to the answer's; it is also the baseline the trained ranker is compared against.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Optional
+
+from distractors.embeddings import NeighbourIndex, WordVectors
+from distractors.knowledge import WordNetKnowledge
+from distractors.suggestion import Suggestion
+from distractors.text import is_answer_variant, normalize, tokenize
+
+logger = logging.getLogger(__name__)
+
+
+class WordNetSiblingFallback:
+    """Suggest WordNet co-hyponyms of the answer, commonest words first."""
+
+    name = "wordnet-sibling-fallback"
+
+    def __init__(self, knowledge: Optional[WordNetKnowledge] = None, wordnet: Any = None) -> None:
+        """Use the given knowledge wrapper, or load Debian's WordNet."""
+        if knowledge is None:
+            from distractors.wordnet_loader import load_wordnet
+
+            knowledge = WordNetKnowledge(wordnet or load_wordnet())
+        self.knowledge = knowledge
+
+    def suggest(self, question: str, answer: str, top: int = 6) -> list[Suggestion]:
+        """Return up to ``top`` siblings of the answer (of its head word for unknown phrases).
+
+        Scores are the wordfreq Zipf frequency scaled to [0, 1]: common words make better distractors
+        than obscure ones. Plural answers get plural suggestions ('electrons' -> 'protons').
+        """
+        import wordfreq
+
+        a = normalize(answer)
+        siblings = self.knowledge.siblings(a)
+        if len(siblings) < top:
+            siblings += self.knowledge.siblings(a, two_step=True)
+        if not siblings and " " in a:
+            head = a.rsplit(" ", 1)[-1]
+            siblings = [f"{a.rsplit(' ', 1)[0]} {s}" for s in self.knowledge.siblings(head)]
+        plural = a.endswith("s") and self.knowledge.wn.morphy(a.rsplit(" ", 1)[-1], "n") not in (None, a)
+        scored = []
+        seen = set()
+        q_tokens = set(tokenize(question))
+        for sibling in siblings:
+            text = _pluralize(sibling) if plural else sibling
+            if text in seen or is_answer_variant(a, text) or text in q_tokens:
+                continue
+            seen.add(text)
+            # Whole-phrase frequency: multi-word names are rarer, and usually worse distractors.
+            scored.append((text, wordfreq.zipf_frequency(text, "en") / 8.0))
+        scored.sort(key=lambda item: -item[1])
+        return [Suggestion(text, round(score, 4), i) for i, (text, score) in enumerate(scored[:top], start=1)]
+
+
+def _pluralize(expression: str) -> str:
+    """Return a naive English plural of the last word (enough for suggestion text)."""
+    head = expression.rsplit(" ", 1)[-1]
+    if head.endswith(("s", "x", "ch", "sh")):
+        plural = head + "es"
+    elif head.endswith("y") and len(head) > 1 and head[-2] not in "aeiou":
+        plural = head[:-1] + "ies"
+    else:
+        plural = head + "s"
+    return expression[: len(expression) - len(head)] + plural
+
+
+class EmbeddingNeighbourFallback:
+    """Suggest the candidates nearest to the answer in embedding space (the ranking baseline)."""
+
+    name = "embedding-neighbour-fallback"
+
+    def __init__(self, index: NeighbourIndex) -> None:
+        """Use a NeighbourIndex over the candidate set."""
+        self.index = index
+
+    @classmethod
+    def from_candidates(cls, expressions: list[str], vectors: WordVectors) -> EmbeddingNeighbourFallback:
+        """Build the index over a candidate list."""
+        return cls(NeighbourIndex(expressions, vectors))
+
+    def rank(self, question: str, answer: str, k: int) -> list[tuple[str, float]]:
+        """Return the k candidates closest to the answer's bag vector, excluding answer variants."""
+        a = normalize(answer)
+        query = self.index.vectors.bag(tokenize(a))
+        hits = self.index.nearest(query, k + 10)
+        return [(text, sim) for text, sim in hits if not is_answer_variant(a, text)][:k]
+
+    def suggest(self, question: str, answer: str, top: int = 6) -> list[Suggestion]:
+        """Return the ``top`` nearest neighbours, scored by cosine similarity mapped to [0, 1]."""
+        hits = self.rank(question, answer, top)
+        return [Suggestion(text, round((sim + 1) / 2, 4), i) for i, (text, sim) in enumerate(hits, start=1)]
