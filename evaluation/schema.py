@@ -11,29 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-QUESTION_TYPES: tuple[str, ...] = (
-    "yes/no",
-    "single factual",
-    "multi factual",
-    "single reasoning",
-    "multi reasoning",
-    "summarization",
-    "no answer",
-)
+from annotation import question_types as qt
 
-# Source of the answer (SyllabusQA paper, section 3, line "Implicit: ... Single-hop reasoning, Multi-hop
-# reasoning, and Summarization"; the authors' code/metric/eval_results.py uses the same grouping).
-ANSWER_SOURCES: dict[str, str] = {
-    "yes/no": "explicit",
-    "single factual": "explicit",
-    "multi factual": "explicit",
-    "single reasoning": "implicit",
-    "multi reasoning": "implicit",
-    "summarization": "implicit",
-    "no answer": "insufficient",
-}
+QUESTION_TYPES: tuple[str, ...] = qt.SYLLABUS_TYPES
 
-INSUFFICIENT_ANSWER = "No/insufficient information"
+# Source of the answer (SyllabusQA paper, section 3): one table, annotation.question_types.ANSWER_SOURCE.
+ANSWER_SOURCES: dict[str, str] = {t: qt.ANSWER_SOURCE[t] for t in qt.SYLLABUS_TYPES}
+
+INSUFFICIENT_ANSWER = qt.NO_ANSWER_TEXT
 
 # progress(done, total) is called after each item; the lead's Celery tasks forward it to update_state().
 ProgressCallback = Callable[[int, int], None]

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
+from annotation import question_types as qt
+
 logger = logging.getLogger(__name__)
 
 MAX_SPANS = 5
@@ -32,28 +34,11 @@ SYLLABUSQA_COLUMNS: tuple[str, ...] = (
     *(f"reasoning_step_{i}" for i in range(1, MAX_STEPS + 1)),
 )
 
-QUESTION_TYPES: tuple[str, ...] = (
-    "yes/no",
-    "single factual",
-    "multi factual",
-    "single reasoning",
-    "multi reasoning",
-    "summarization",
-    "no answer",
-)
+QUESTION_TYPES: tuple[str, ...] = qt.SYLLABUS_TYPES
 
-# SyllabusQA section 2.1: answers are explicit (copied from the syllabus), implicit (need inference)
-# or missing. The paper puts summarization with the implicit types (Yes/No, single and multi factual
-# are explicit), which reproduces its counts: 725 + 725 + 727 = 2,177 explicit pairs.
-ANSWER_SOURCES: Mapping[str, str] = {
-    "yes/no": "explicit",
-    "single factual": "explicit",
-    "multi factual": "explicit",
-    "single reasoning": "implicit",
-    "multi reasoning": "implicit",
-    "summarization": "implicit",
-    "no answer": "insufficient",
-}
+# Answers are explicit (copied from the syllabus), implicit (need inference) or missing
+# (SyllabusQA section 2.1); the one table is annotation.question_types.ANSWER_SOURCE.
+ANSWER_SOURCES: Mapping[str, str] = {t: qt.ANSWER_SOURCE[t] for t in qt.SYLLABUS_TYPES}
 ANSWER_SOURCE_ORDER: tuple[str, ...] = ("explicit", "implicit", "insufficient")
 
 ExtraValue = Union[str, int, float, bool, None]

@@ -19,28 +19,16 @@ from typing import Any, Optional
 from rapidfuzz import fuzz
 from rapidfuzz.process import cdist
 
+from annotation import question_types as qt
 from filters.qc_common import ERROR, QCIssue, flags_of, fold, is_profane, issue, profanity_scores, word_count
 from filters.spans import NOT_FOUND, NormalizedDocument, SpanMatch, locate_spans, normalize_document
 
 logger = logging.getLogger(__name__)
 
-QUESTION_TYPES: tuple[str, ...] = (
-    "yes/no",
-    "single factual",
-    "multi factual",
-    "single reasoning",
-    "multi reasoning",
-    "summarization",
-    "no answer",
-)
-SPAN_LIMITS: dict[str, tuple[int, int]] = {
-    "yes/no": (1, 1),
-    "single factual": (1, 1),
-    "multi factual": (1, 5),
-    "summarization": (1, 5),
-}
-STEP_LIMITS: dict[str, tuple[int, int]] = {"single reasoning": (1, 1), "multi reasoning": (2, 5)}
-NO_ANSWER = "No/insufficient information"
+QUESTION_TYPES: tuple[str, ...] = qt.SYLLABUS_TYPES
+SPAN_LIMITS: dict[str, tuple[int, int]] = {t: n for t, n in qt.SPAN_COUNTS.items() if n != (0, 0)}
+STEP_LIMITS: dict[str, tuple[int, int]] = dict(qt.STEP_COUNTS)
+NO_ANSWER = qt.NO_ANSWER_TEXT
 
 _PERSON = (
     r"(?:instructors?|professors?|prof|teachers?|tas?|t\.a\.s?|ta's|teaching assistants?|lecturers?|dr\.?"
