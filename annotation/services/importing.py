@@ -20,6 +20,7 @@ from django.db import transaction
 
 from annotation import question_types as qt
 from annotation.importers.documents import DocumentRecord, expand_paths, read_document
+from annotation.importers.errors import ImportDataError
 from annotation.importers.mcq import MCQRecord
 from annotation.importers.syllabusqa import (
     KnownPages,
@@ -458,8 +459,6 @@ def import_documents(
     """
     files = expand_paths(paths)
     if not files:
-        from annotation.importers.errors import ImportDataError
-
         raise ImportDataError(Path(paths[0]) if paths else Path("."), "no .txt, .md or .pdf file found")
     records: list[DocumentRecord] = []
     skipped = 0
