@@ -22,9 +22,11 @@ import urllib.request
 import uuid
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Optional
 from xml.sax.saxutils import escape
+
+from tests.fakes.local_server import FakeHTTPServer, LocalServer
 
 TARGET_PREFIX = "MTurkRequesterServiceV20170117."
 ANSWER_NS = (
@@ -414,7 +416,7 @@ def _cents(dollars: str) -> int:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    server: FakeHTTPServer
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         return
@@ -458,40 +460,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, json.dumps(result).encode(), "application/x-amz-json-1.1")
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, fake: FakeMTurk) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.fake = fake
-
-
-class FakeMTurkServer:
+class FakeMTurkServer(LocalServer):
     """Runs a ``FakeMTurk`` on 127.0.0.1 in a background thread (use as a context manager)."""
 
     def __init__(self, fake: Optional[FakeMTurk] = None) -> None:
         self.fake = fake or FakeMTurk()
-        self._server = _Server(self.fake)
-        host, port = self._server.server_address[:2]
-        self.url = f"http://{host}:{port}"
+        super().__init__(_Handler, self.fake, "fake-mturk")
         self.fake.url = self.url
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-mturk", daemon=True
-        )
-
-    def start(self) -> FakeMTurkServer:
-        """Start serving; return self."""
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeMTurkServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

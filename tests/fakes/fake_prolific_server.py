@@ -21,11 +21,12 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Optional
 from urllib.parse import parse_qs, urlparse
 
 from crowd.providers.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from tests.fakes.local_server import FakeHTTPServer, LocalServer
 
 API_PREFIX = "/api/v1/"
 
@@ -345,7 +346,7 @@ class FakeProlific:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    server: FakeHTTPServer
 
     def log_message(self, format: str, *args: Any) -> None:
         return
@@ -399,49 +400,16 @@ class _Handler(BaseHTTPRequestHandler):
         self._dispatch("DELETE")
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, fake: FakeProlific) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.fake = fake
-
-
-class FakeProlificServer:
+class FakeProlificServer(LocalServer):
     """Runs a ``FakeProlific`` on 127.0.0.1 in a background thread (use as a context manager)."""
 
     def __init__(self, fake: Optional[FakeProlific] = None) -> None:
         self.fake = fake or FakeProlific()
-        self._server = _Server(self.fake)
-        host, port = self._server.server_address[:2]
-        self.url = f"http://{host}:{port}"
+        super().__init__(_Handler, self.fake, "fake-prolific")
         self.api_url = f"{self.url}{API_PREFIX}"
         self.fake.base_url = self.url
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fake-prolific",
-            daemon=True,
-        )
 
     @property
     def token(self) -> str:
         """The API token the fake accepts."""
         return self.fake.token
-
-    def start(self) -> FakeProlificServer:
-        """Start serving; return self."""
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeProlificServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
