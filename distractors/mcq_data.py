@@ -1,22 +1,28 @@
-"""Read real multiple-choice science questions (ARC JSONL, SciQ JSON) as training data for the ranker.
+"""Real multiple-choice science questions (ARC JSONL, SciQ JSON) as training data for the ranker.
 
 The wrong options of real exam questions are the positive examples of plausible distractors (paper §3.2).
+Reading and validating the files is the importers' job (``annotation.importers.mcq``, no Django); this
+module only gives the ranker the shape it trains on.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from annotation.importers.errors import ImportDataError
+from annotation.importers.mcq import ARC_SUBSETS, MCQRecord, read_arc, read_sciq
+
 logger = logging.getLogger(__name__)
 
+#: ARC file-name suffixes and the split names the importer uses for them.
 ARC_SPLITS = ("Train", "Dev", "Test")
+_ARC_SPLIT_NAMES = {"Train": "train", "Dev": "val", "Test": "test"}
+_SCIQ_SPLIT_NAMES = {"train": "train", "valid": "val", "val": "val", "test": "test"}
 
-
-class McqDataError(ValueError):
-    """Raised when a question file cannot be read; the message names the file, row and field."""
+#: Raised when a question file cannot be read; the message names the file, row and field.
+McqDataError = ImportDataError
 
 
 @dataclass(frozen=True)
@@ -30,48 +36,26 @@ class McqQuestion:
     support: str = ""
 
 
+def _question(record: MCQRecord) -> McqQuestion:
+    return McqQuestion(record.id, record.question, record.answer, record.distractors, record.passage)
+
+
 def load_arc(
-    root: Path, subsets: tuple[str, ...] = ("ARC-Easy", "ARC-Challenge"), splits: tuple[str, ...] = ARC_SPLITS
+    root: Path, subsets: tuple[str, ...] = ARC_SUBSETS, splits: tuple[str, ...] = ARC_SPLITS
 ) -> list[McqQuestion]:
     """Load ARC questions; the options other than ``answerKey`` become the distractors.
 
     Args:
-        root: the ARC folder (holding ARC-Easy/ and ARC-Challenge/).
+        root: folder holding ``ARC-Easy/`` and ``ARC-Challenge/``.
         subsets: which subsets to read.
         splits: which of Train/Dev/Test to read.
-
-    Returns:
-        A list of McqQuestion.
 
     Raises:
         McqDataError: on a missing file, bad JSON or an answerKey matching no choice.
     """
-    questions: list[McqQuestion] = []
-    for subset in subsets:
-        for split in splits:
-            path = Path(root) / subset / f"{subset}-{split}.jsonl"
-            if not path.exists():
-                raise McqDataError(f"{path}: file not found")
-            with path.open(encoding="utf-8") as handle:
-                for line_no, line in enumerate(handle, start=1):
-                    if not line.strip():
-                        continue
-                    try:
-                        row = json.loads(line)
-                        stem = row["question"]["stem"]
-                        choices = row["question"]["choices"]
-                        key = row["answerKey"]
-                    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                        raise McqDataError(f"{path} line {line_no}: cannot read question ({exc})") from exc
-                    answers = [c["text"] for c in choices if c.get("label") == key]
-                    if len(answers) != 1:
-                        raise McqDataError(f"{path} line {line_no}: answerKey {key!r} matches no choice")
-                    wrong = tuple(c["text"] for c in choices if c.get("label") != key)
-                    questions.append(
-                        McqQuestion(row.get("id", f"{subset}-{split}-{line_no}"), stem, answers[0], wrong)
-                    )
-    logger.info("read %d ARC questions from %s", len(questions), root)
-    return questions
+    records = read_arc(Path(root), subsets, tuple(_ARC_SPLIT_NAMES[s] for s in splits))
+    logger.info("read %d ARC questions from %s", len(records), root)
+    return [_question(r) for r in records]
 
 
 def load_sciq(root: Path, split: str) -> list[McqQuestion]:
@@ -80,23 +64,6 @@ def load_sciq(root: Path, split: str) -> list[McqQuestion]:
     Raises:
         McqDataError: on a missing file or a record without one of the six fields.
     """
-    path = Path(root) / f"{split}.json"
-    if not path.exists():
-        raise McqDataError(f"{path}: file not found")
-    try:
-        rows = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise McqDataError(f"{path}: invalid JSON ({exc})") from exc
-    questions = []
-    for i, row in enumerate(rows):
-        try:
-            distractors = (row["distractor1"], row["distractor2"], row["distractor3"])
-            questions.append(
-                McqQuestion(
-                    f"sciq-{split}-{i}", row["question"], row["correct_answer"], distractors, row["support"]
-                )
-            )
-        except KeyError as exc:
-            raise McqDataError(f"{path} record {i}: missing field {exc}") from exc
-    logger.info("read %d SciQ %s questions from %s", len(questions), split, path)
-    return questions
+    records = read_sciq(Path(root), (_SCIQ_SPLIT_NAMES[split],))
+    logger.info("read %d SciQ %s questions from %s", len(records), split, root)
+    return [_question(r) for r in records]

@@ -30,6 +30,7 @@ from typing import Any, Optional
 
 import pyarrow.parquet as pq
 
+from annotation.hashing import file_sha256
 from exports.card import CardInputs, write_card
 from exports.factories import create_formatter, create_writer, parse_formats, versions_for
 from exports.formatters import extra_field_kinds
@@ -97,15 +98,6 @@ class ReleaseResult:
             "excluded": dict(self.excluded),
             "files": len(self.manifest["files"]),
         }
-
-
-def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a file, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def content_hash(record: Record) -> str:
@@ -313,7 +305,7 @@ def _build_into(
         files.append(
             {
                 "path": relative,
-                "sha256": sha256_file(path),
+                "sha256": file_sha256(path),
                 "bytes": path.stat().st_size,
                 "rows": rows_written.get(relative),
             }
@@ -373,7 +365,7 @@ def verify_release(release: Path) -> dict[str, Any]:
         if not path.is_file():
             problems.append(f"{entry['path']}: missing")
             continue
-        actual = sha256_file(path)
+        actual = file_sha256(path)
         if actual != entry["sha256"]:
             problems.append(f"{entry['path']}: sha256 {actual[:12]}… != manifest {entry['sha256'][:12]}…")
             continue

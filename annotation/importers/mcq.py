@@ -31,8 +31,8 @@ class MCQRecord:
     metadata: dict = field(default_factory=dict)
 
 
-def read_sciq(root: Path) -> list[MCQRecord]:
-    """Read SciQ's ``train.json``, ``valid.json`` and ``test.json``.
+def read_sciq(root: Path, splits: tuple[str, ...] = ("train", "val", "test")) -> list[MCQRecord]:
+    """Read SciQ's ``train.json``, ``valid.json`` and ``test.json`` (or the ``splits`` named).
 
     SciQ has no ids, so each record's id is ``sciq-<split>-<index>`` (stable for the official files).
 
@@ -41,6 +41,8 @@ def read_sciq(root: Path) -> list[MCQRecord]:
     """
     records: list[MCQRecord] = []
     for split, filename in SCIQ_FILES:
+        if split not in splits:
+            continue
         path = root / filename
         if not path.is_file():
             raise ImportDataError(path, "file not found")
@@ -69,20 +71,28 @@ def read_sciq(root: Path) -> list[MCQRecord]:
     return records
 
 
-def _arc_files(root: Path) -> Iterator[tuple[str, str, Path]]:
-    for subset in ("ARC-Easy", "ARC-Challenge"):
+ARC_SUBSETS = ("ARC-Easy", "ARC-Challenge")
+
+
+def _arc_files(
+    root: Path, subsets: tuple[str, ...], splits: tuple[str, ...]
+) -> Iterator[tuple[str, str, Path]]:
+    for subset in subsets:
         for split, suffix in ARC_SPLITS:
-            yield subset, split, root / subset / f"{subset}-{suffix}.jsonl"
+            if split in splits:
+                yield subset, split, root / subset / f"{subset}-{suffix}.jsonl"
 
 
-def read_arc(root: Path) -> list[MCQRecord]:
+def read_arc(
+    root: Path, subsets: tuple[str, ...] = ARC_SUBSETS, splits: tuple[str, ...] = ("train", "val", "test")
+) -> list[MCQRecord]:
     """Read ARC-Easy and ARC-Challenge JSONL files (7,787 real grade-school exam questions).
 
     Raises:
         ImportDataError: for a missing file, invalid JSON, or an answer key not among the choices.
     """
     records: list[MCQRecord] = []
-    for subset, split, path in _arc_files(root):
+    for subset, split, path in _arc_files(root, subsets, splits):
         if not path.is_file():
             raise ImportDataError(path, "file not found")
         with path.open(encoding="utf-8") as handle:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 from annotation import question_types as qt
+from annotation.hashing import file_sha256
 from annotation.importers.errors import ImportDataError
 from annotation.pages import extract_pdf_pages, page_starts
 from annotation.textnorm import decode_mac_roman, decode_utf8
@@ -53,15 +54,6 @@ class KnownPages:
             hashlib.sha256(text.encode("utf-8")).hexdigest() == self.text_sha256
             and file_sha256(pdf_path) == self.pdf_sha256
         )
-
-
-def file_sha256(path: Path) -> str:
-    """Hex SHA-256 of a file's bytes, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 
 from annotation import question_types as qt
+from annotation.hashing import file_sha256
 from annotation.importers.documents import DocumentRecord, expand_paths, read_document
 from annotation.importers.errors import ImportDataError
 from annotation.importers.mcq import MCQRecord
@@ -26,7 +27,6 @@ from annotation.importers.syllabusqa import (
     KnownPages,
     QARow,
     SyllabusRecord,
-    file_sha256,
     read_qa_rows,
     read_syllabi,
 )

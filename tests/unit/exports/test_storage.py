@@ -6,7 +6,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from exports.release import ReleaseError, ReleaseIntegrityError, build_release, read_manifest, sha256_file
+from annotation.hashing import file_sha256
+from exports.release import ReleaseError, ReleaseIntegrityError, build_release, read_manifest
 from exports.storage import copy_release, s3_key, upload_release
 
 
@@ -61,6 +62,6 @@ def test_upload_release__refuses_a_tampered_release(release):
 def test_copy_release__verified_copy_and_refuses_existing(release, tmp_path):
     copy = copy_release(release, tmp_path / "mirror")
     assert copy == tmp_path / "mirror" / release.name
-    assert sha256_file(copy / "train.parquet") == sha256_file(release / "train.parquet")
+    assert file_sha256(copy / "train.parquet") == file_sha256(release / "train.parquet")
     with pytest.raises(ReleaseError, match="exists already"):
         copy_release(release, tmp_path / "mirror")
