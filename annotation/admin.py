@@ -82,8 +82,16 @@ class HITAdmin(admin.ModelAdmin):
 class QAPairInline(admin.StackedInline):
     model = QAPair
     extra = 0
-    fields = ("position", "question_type", "question", "answer", "status", "qc_flags")
+    fields = ("position", "question_type", "question", "answer", "status", "qc_flags", "evidence")
+    readonly_fields = ("evidence",)
     show_change_link = True
+
+    @admin.display(description="spans / steps")
+    def evidence(self, obj: QAPair) -> str:
+        """Each span with its offsets and page, or each reasoning step, one per line."""
+        lines = [f"[{s.start}:{s.end}] p.{s.page}: {s.text}" for s in obj.spans.all()]
+        lines += [f"step {s.position}: {s.text}" for s in obj.steps.all()]
+        return "\n".join(lines) or "-"
 
 
 @admin.register(Assignment)

@@ -15,7 +15,7 @@ from typing import Any, Optional
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
-from django.db.models import Case, Q, Value, When
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from annotation import question_types as qt
@@ -271,6 +271,34 @@ class Batch(models.Model):
     cancel.alters_data = True  # type: ignore[attr-defined]
 
 
+class HITQuerySet(models.QuerySet):
+    """Queries over HITs shared by the local crowd, the platform entry points and the dashboards."""
+
+    def with_live_count(self) -> HITQuerySet:
+        """Annotate ``n_live``: assignments holding a slot (not returned or expired)."""
+        return self.annotate(
+            n_live=models.Count(
+                "assignments",
+                filter=~Q(assignments__status__in=[Assignment.Status.RETURNED, Assignment.Status.EXPIRED]),
+            )
+        )
+
+    def available_for(self, worker: Any) -> HITQuerySet:
+        """Open HITs of published batches with a free slot that ``worker`` may take.
+
+        A worker never gets two assignments of one HIT, and never validates a QA pair they wrote
+        (SciQ stage 2; SyllabusQA's cap rules live in the claiming service).
+        """
+        return (
+            self.with_live_count()
+            .filter(
+                status=HIT.Status.OPEN, batch__status=Batch.Status.PUBLISHED, n_live__lt=F("max_assignments")
+            )
+            .exclude(assignments__worker=worker)
+            .exclude(qa_pair__assignment__worker=worker)
+        )
+
+
 class HIT(models.Model):
     """One task shown to workers: a syllabus, three passages, or a QA pair to validate."""
 
@@ -298,6 +326,8 @@ class HIT(models.Model):
     platform_ref = models.CharField(max_length=200, blank=True, db_index=True, help_text="e.g. MTurk HITId.")
     created = models.DateTimeField(auto_now_add=True)
 
+    objects = HITQuerySet.as_manager()
+
     class Meta:
         ordering = ["batch", "position"]
         verbose_name = "HIT"
@@ -305,6 +335,23 @@ class HIT(models.Model):
 
     def __str__(self) -> str:
         return f"HIT({self.pk}) of Batch({self.batch_id})"
+
+    def live_assignment_count(self) -> int:
+        """Assignments holding a slot of this HIT right now."""
+        return self.assignments.live().count()
+
+    def complete_if_done(self) -> bool:
+        """Mark the HIT completed once every slot holds submitted work; returns True when it did."""
+        done = self.assignments.exclude(
+            status__in=[Assignment.Status.ACCEPTED, Assignment.Status.RETURNED, Assignment.Status.EXPIRED]
+        ).count()
+        if self.status == self.Status.OPEN and done >= self.max_assignments:
+            self.status = self.Status.COMPLETED
+            self.save(update_fields=["status"])
+            return True
+        return False
+
+    complete_if_done.alters_data = True  # type: ignore[attr-defined]
 
 
 class AssignmentQuerySet(models.QuerySet):
@@ -323,7 +370,8 @@ class Assignment(models.Model):
     """One worker's attempt at one HIT, with an explicit status machine and an autosaved draft.
 
     accepted -> submitted -> approved | rejected; accepted -> returned | expired. A rejected
-    assignment may be approved later (reversing a rejection is a normal platform operation).
+    assignment may be approved later (reversing a rejection is a normal platform operation), and a
+    returned or expired one may be reopened by the same worker (it keeps its draft).
     """
 
     class Status(models.TextChoices):
@@ -339,8 +387,8 @@ class Assignment(models.Model):
         Status.SUBMITTED: (Status.APPROVED, Status.REJECTED),
         Status.REJECTED: (Status.APPROVED,),
         Status.APPROVED: (),
-        Status.RETURNED: (),
-        Status.EXPIRED: (),
+        Status.RETURNED: (Status.ACCEPTED,),
+        Status.EXPIRED: (Status.ACCEPTED,),
     }
 
     hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="assignments")
@@ -434,6 +482,25 @@ class Assignment(models.Model):
 
     return_.alters_data = True  # type: ignore[attr-defined]
 
+    def reopen(self, expires_at: Any, platform_ref: str = "") -> None:
+        """The same worker takes a returned or expired HIT again (MTurk lets them); the draft is kept."""
+        self._move(self.Status.ACCEPTED)
+        self.accepted_at = timezone.now()
+        self.expires_at = expires_at
+        self.platform_ref = platform_ref or self.platform_ref
+        self.save(update_fields=["status", "accepted_at", "expires_at", "platform_ref"])
+
+    reopen.alters_data = True  # type: ignore[attr-defined]
+
+    @property
+    def is_overdue(self) -> bool:
+        """True when the assignment is still accepted but its time limit has passed."""
+        return (
+            self.status == self.Status.ACCEPTED
+            and self.expires_at is not None
+            and self.expires_at < timezone.now()
+        )
+
     def expire(self) -> None:
         """The time limit passed; the slot is reclaimed."""
         self._move(self.Status.EXPIRED)
@@ -442,10 +509,13 @@ class Assignment(models.Model):
     expire.alters_data = True  # type: ignore[attr-defined]
 
     @classmethod
-    def expire_all_overdue(cls) -> int:
-        """Expire every accepted assignment past its time limit; returns how many were expired."""
+    def expire_all_overdue(cls, batch: Optional[Batch] = None) -> int:
+        """Expire every accepted assignment past its time limit (of one batch, or all); returns the count."""
         count = 0
-        for assignment_id in cls.objects.overdue().values_list("pk", flat=True):
+        overdue = cls.objects.overdue()
+        if batch is not None:
+            overdue = overdue.filter(hit__batch=batch)
+        for assignment_id in overdue.values_list("pk", flat=True):
             with transaction.atomic():
                 locked = cls.objects.select_for_update().get(pk=assignment_id)
                 if locked.status == cls.Status.ACCEPTED:

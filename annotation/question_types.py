@@ -65,6 +65,7 @@ MAX_STEPS: Final = 5
 NO_ANSWER_TEXT: Final = "No/insufficient information"
 #: 14 QA pairs per syllabus HIT: two of each type.
 PAIRS_PER_TYPE: Final = 2
+PAIRS_PER_SYLLABUS_HIT: Final = PAIRS_PER_TYPE * len(SYLLABUS_TYPES)
 
 
 def answer_source(question_type: str) -> str:

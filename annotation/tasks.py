@@ -89,3 +89,33 @@ def run_import(job_id: int) -> dict[str, Any]:
         return {"job": job.pk, "status": job.status}
     job.finish(summary.as_dict())
     return {"job": job.pk, "status": job.status}
+
+
+@shared_task(name="annotation.tasks.after_submission", acks_late=True)
+def after_submission(assignment_id: int) -> dict[str, Any]:
+    """Run heuristic QC on a stored submission's QA pairs (issue flags for review); idempotent.
+
+    The submission itself is already committed when this runs, so a failure here loses nothing: the
+    pairs simply stay unflagged until the next ``run_qc --batch``.
+    """
+    from annotation.models import QAPair
+    from filters.services import qc_queryset
+
+    assignment = Assignment.objects.select_related("hit").get(pk=assignment_id)
+    pairs = QAPair.objects.filter(assignment=assignment)
+    if assignment.hit.qa_pair_id:
+        pairs = QAPair.objects.filter(pk=assignment.hit.qa_pair_id)
+    results = qc_queryset(pairs)
+    flagged = sum(1 for r in results if r["flags"])
+    return {"assignment": assignment_id, "pairs": len(results), "flagged": flagged}
+
+
+@shared_task(name="annotation.tasks.create_validation_hit", acks_late=True)
+def create_validation_hit(pair_id: int) -> dict[str, Any]:
+    """Create the SciQ stage-2 HIT (with its six suggestions) of an accepted question; idempotent."""
+    from annotation.models import QAPair
+    from annotation.services.validation_hits import on_question_accepted
+
+    pair = QAPair.objects.select_related("assignment__hit__batch").get(pk=pair_id)
+    hit = on_question_accepted(pair)
+    return {"pair": pair_id, "hit": hit.pk, "batch": hit.batch_id}

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotation import views
+from annotation import review_views, views
 
 app_name = "annotation"
 urlpatterns = [
@@ -12,5 +12,9 @@ urlpatterns = [
     path("documents/<int:pk>/", views.DocumentDetailView.as_view(), name="document"),
     path("documents/<int:pk>/pdf/", views.document_pdf, name="document-pdf"),
     path("batches/<int:pk>/", views.BatchDetailView.as_view(), name="batch"),
+    path("batches/<int:pk>/invites/", review_views.batch_invites, name="batch-invites"),
+    path("batches/<int:pk>/status/", review_views.batch_status, name="batch-status"),
+    path("assignments/<int:pk>/", review_views.AssignmentDetailView.as_view(), name="assignment"),
+    path("assignments/<int:pk>/review/", review_views.review_assignment, name="assignment-review"),
     path("jobs/<int:pk>/", views.JobDetailView.as_view(), name="job"),
 ]

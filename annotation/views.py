@@ -2,7 +2,8 @@
 
 Security behavior: every page here requires a staff account, unless ``CROWDQA_PUBLIC_DASHBOARD`` is
 on (the local demo turns it on so the home page can be opened without logging in). Nothing here
-changes data; changes go through the admin, the public commands, or the review pages.
+changes data; changes go through the admin, the public commands, or the review pages
+(:mod:`annotation.review_views`, staff only).
 """
 
 from __future__ import annotations
@@ -146,6 +147,15 @@ class BatchDetailView(ResearcherRequiredMixin, DetailView):
             .order_by("status")
         )
         context["n_hits"] = HIT.objects.filter(batch=batch).count()
+        context["assignments"] = (
+            Assignment.objects.filter(hit__batch=batch)
+            .exclude(status=Assignment.Status.ACCEPTED)
+            .select_related("worker", "hit__document")
+            .annotate(n_pairs=Count("qa_pairs"))
+            .order_by("-submitted_at")[:200]
+        )
+        context["first_hit"] = batch.hits.order_by("position").first()
+        context["children"] = batch.children.all()
         return context
 
 

@@ -149,6 +149,10 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_DEFAULT_EXCHANGE = "default"
 CELERY_TASK_DEFAULT_ROUTING_KEY = "default"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Periodic jobs (run ``celery -A config beat``, or ``worker -B`` on a single machine as the demo does).
+CELERY_BEAT_SCHEDULE = {
+    "expire-overdue-assignments": {"task": "annotation.tasks.expire_overdue_assignments", "schedule": 60.0},
+}
 
 # Researcher pages open without login (the local demo turns this on; never on a public server).
 CROWDQA_PUBLIC_DASHBOARD = env_bool("CROWDQA_PUBLIC_DASHBOARD", False)

@@ -1,9 +1,13 @@
-"""Top-level URL routes: the admin, the researcher pages and (later) the worker-facing HIT pages."""
+"""Top-level URL routes: the admin, the researcher pages, the HIT pages and the local crowd's pages."""
 
 from django.contrib import admin
 from django.urls import include, path
 
+from annotation.hit_urls import hit_patterns, worker_patterns
+
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("", include(hit_patterns)),
+    path("work/", include(worker_patterns)),
     path("", include("annotation.urls")),
 ]

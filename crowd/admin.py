@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest
 
-from crowd.models import Payment, Qualification, Worker
+from crowd.models import Consent, Invite, Payment, Qualification, WebhookEvent, Worker
 
 
 class QualificationInline(admin.TabularInline):
@@ -39,3 +39,27 @@ class PaymentAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
+
+
+@admin.register(Invite)
+class InviteAdmin(admin.ModelAdmin):
+    """Invites are created from the batch page or ``invite_workers`` (the link is shown only then)."""
+
+    list_display = ("id", "label", "batch", "is_expert", "created", "expires_at", "used_at", "worker")
+    list_filter = ("is_expert", "batch")
+    readonly_fields = ("token_sha256", "worker", "used_at")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(Consent)
+class ConsentAdmin(admin.ModelAdmin):
+    list_display = ("worker", "batch", "given_at")
+    list_filter = ("batch",)
+
+
+@admin.register(WebhookEvent)
+class WebhookEventAdmin(admin.ModelAdmin):
+    list_display = ("provider", "event_id", "received_at")
+    list_filter = ("provider",)

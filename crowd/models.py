@@ -27,8 +27,9 @@ def pseudonym_for(platform: str, platform_id: str, salt: Optional[str] = None) -
     The pseudonym is the one releases carry (``exports.privacy.pseudonymize_worker``), so the
     release privacy check recognises it.
     """
-    return pseudonymize_worker(platform_id, salt if salt is not None else settings.CROWDQA_PSEUDONYM_SALT,
-                               platform=platform)
+    return pseudonymize_worker(
+        platform_id, salt if salt is not None else settings.CROWDQA_PSEUDONYM_SALT, platform=platform
+    )
 
 
 class WorkerManager(models.Manager["Worker"]):
@@ -140,3 +141,83 @@ class Payment(models.Model):
 
     def __str__(self) -> str:
         return f"Payment({self.pk}) {self.kind} {self.amount_cents}c {self.status}"
+
+
+class InviteQuerySet(models.QuerySet["Invite"]):
+    """Queries over invite links."""
+
+    def usable(self) -> InviteQuerySet:
+        """Invites nobody has used yet and that have not expired."""
+        return self.filter(used_at__isnull=True).filter(
+            models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=timezone.now())
+        )
+
+
+class Invite(models.Model):
+    """A one-time login link for a local-crowd worker (an in-lab annotator or an expert).
+
+    Only the SHA-256 of the token is stored: the link itself is shown once, to the researcher who
+    created it, so a database dump cannot be used to log in as a worker.
+    """
+
+    token_sha256 = models.CharField(max_length=64, unique=True, editable=False)
+    batch = models.ForeignKey(
+        "annotation.Batch", on_delete=models.CASCADE, null=True, blank=True, related_name="invites"
+    )
+    label = models.CharField(max_length=200, blank=True, help_text="Who the link is for (researcher's note).")
+    is_expert = models.BooleanField(default=False)
+    worker = models.ForeignKey(
+        Worker,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="invites",
+        help_text="The worker account created when the link was used.",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    objects = InviteQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"Invite({self.pk}) {'used' if self.used_at else 'open'}"
+
+
+class Consent(models.Model):
+    """A worker's informed consent for one batch, given on the first HIT of that batch."""
+
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="consents")
+    batch = models.ForeignKey("annotation.Batch", on_delete=models.CASCADE, related_name="consents")
+    given_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-given_at"]
+        constraints = [models.UniqueConstraint(fields=["worker", "batch"], name="consent_unique")]
+
+    def __str__(self) -> str:
+        return f"Consent of Worker({self.worker_id}) for Batch({self.batch_id})"
+
+
+class WebhookEvent(models.Model):
+    """A platform webhook event already handled: the unique key drops redeliveries."""
+
+    provider = models.CharField(max_length=20)
+    event_id = models.CharField(max_length=200)
+    received_at = models.DateTimeField(auto_now_add=True)
+    payload = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-received_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "event_id"], name="webhook_event_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"WebhookEvent({self.provider}:{self.event_id})"

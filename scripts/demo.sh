@@ -18,7 +18,8 @@ $PY manage.py load_demo | tail -n 1
 $PY manage.py collectstatic --noinput -v0
 $PY manage.py ensure_admin
 
-.venv/bin/celery -A config worker -Q default,gpu -n "demo@%h" --pool solo --without-mingle --without-gossip \
+.venv/bin/celery -A config worker -B --schedule var/celerybeat-schedule -Q default,gpu -n "demo@%h" --pool solo \
+  --without-mingle --without-gossip \
   --loglevel INFO >var/log/worker.log 2>&1 &
 worker=$!
 trap 'kill "$worker" 2>/dev/null || true; wait "$worker" 2>/dev/null || true' EXIT INT TERM

@@ -84,3 +84,35 @@ def load_demo() -> dict[str, Any]:
         license="CC0",
     )
     return {"syllabi": counts.as_dict(), "textbook": textbook.as_dict()}
+
+
+DEMO_BATCHES = (
+    ("Demo: syllabus QA", "syllabus_qa", SYLLABUS_CORPUS, 3),
+    ("Demo: SciQ questions", "sciq_question", TEXTBOOK_CORPUS, 1),
+)
+
+
+def load_demo_batches() -> dict[str, Any]:
+    """Filter the demo passages and open one local batch of each HIT kind (once; idempotent).
+
+    The demo then has work for a local worker straight away: ``invite_workers --batch ID`` prints a link.
+    """
+    from annotation.models import Batch
+    from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
+    from filters.services import filter_corpus
+
+    filtered = filter_corpus(Corpus.objects.get(name=TEXTBOOK_CORPUS))
+    batches: dict[str, Any] = {}
+    for name, kind, corpus, assignments in DEMO_BATCHES:
+        batch = Batch.objects.filter(name=name).first()
+        if batch is None:
+            try:
+                batch = create_batch(
+                    BatchSpec(kind=kind, corpus=corpus, name=name, assignments=assignments, reward_cents=0)
+                )
+            except BatchSpecError as exc:  # e.g. every demo passage already used in an earlier run
+                batches[kind] = {"error": str(exc)}
+                continue
+            batch.publish()
+        batches[kind] = {"id": batch.pk, "hits": batch.hits.count()}
+    return {"accepted_passages": filtered.get("accepted"), "batches": batches}

@@ -5,12 +5,24 @@ from __future__ import annotations
 from typing import Any
 
 from annotation.management.commands._base import JsonCommand
-from annotation.services.demo import load_demo
+from annotation.services.demo import load_demo, load_demo_batches
 
 
 class Command(JsonCommand):
-    help = "Load the demo syllabus (with a generated PDF) and demo textbook paragraphs; safe to run again."
+    help = (
+        "Load the demo syllabus (with a generated PDF) and demo textbook paragraphs, and open one local "
+        "batch of each HIT kind; safe to run again."
+    )
 
     def handle(self, *args: Any, **options: Any) -> None:
         summary = load_demo()
-        self.emit(summary, ["Demo corpora 'demo-syllabi' and 'demo-textbook' are ready."])
+        summary["work"] = load_demo_batches()
+        ids = {kind: b.get("id") for kind, b in summary["work"]["batches"].items()}
+        self.emit(
+            summary,
+            [
+                "Demo corpora 'demo-syllabi' and 'demo-textbook' are ready.",
+                f"Local batches open for workers: {ids} "
+                "(invite_workers --batch ID --count 1 prints a login link).",
+            ],
+        )

@@ -1,0 +1,47 @@
+"""Signed links to assignments: the credential of a HIT page.
+
+A HIT page runs inside MTurk's iframe, where browsers drop third-party cookies, so neither a session
+nor a CSRF cookie can be relied on. The page is reached instead through a link that carries the
+assignment id signed with the secret key (``django.core.signing``): unguessable, given only to the
+worker who holds the assignment, and useless once the assignment is submitted or expired.
+"""
+
+from __future__ import annotations
+
+from django.core import signing
+from django.http import Http404
+from django.urls import reverse
+
+from annotation.models import Assignment
+
+SALT = "crowdqa.hit-link"
+
+
+def token_for(assignment: Assignment) -> str:
+    """The signed token naming ``assignment``."""
+    return signing.dumps(assignment.pk, salt=SALT)
+
+
+def assignment_for(token: str) -> Assignment:
+    """The assignment a token names.
+
+    Raises:
+        Http404: for a forged, truncated or unknown token (no hint about which).
+    """
+    try:
+        pk = signing.loads(token, salt=SALT)
+    except signing.BadSignature as exc:
+        raise Http404("This HIT link is not valid.") from exc
+    assignment = (
+        Assignment.objects.select_related("hit__batch__corpus", "hit__document", "worker")
+        .filter(pk=pk)
+        .first()
+    )
+    if assignment is None:
+        raise Http404("This HIT link is not valid.")
+    return assignment
+
+
+def url_for(assignment: Assignment, name: str = "hits:assignment") -> str:
+    """The path of an assignment page (or of one of its endpoints)."""
+    return reverse(name, kwargs={"token": token_for(assignment)})

@@ -1,0 +1,34 @@
+"""Worker-facing routes: platform arrival, assignment pages (signed links) and the local crowd."""
+
+from django.contrib.auth.views import LogoutView
+from django.urls import path
+
+from annotation import hit_views, worker_views
+
+hit_patterns = (
+    [
+        path("hit/<int:batch_id>/", hit_views.arrive, name="arrive"),
+        path("hit/preview/<int:pk>/", hit_views.hit_preview, name="preview"),
+        path("a/<str:token>/", hit_views.assignment_page, name="assignment"),
+        path("a/<str:token>/draft/", hit_views.save_draft, name="draft"),
+        path("a/<str:token>/return/", hit_views.return_hit, name="return"),
+        path("a/<str:token>/consent/", hit_views.give_consent, name="consent"),
+        path(
+            "a/<str:token>/documents/<int:pk>/pages/<int:page>.png",
+            hit_views.document_page_image,
+            name="page-image",
+        ),
+    ],
+    "hits",
+)
+
+worker_patterns = (
+    [
+        path("", worker_views.home, name="home"),
+        path("login/", worker_views.WorkerLoginView.as_view(), name="login"),
+        path("logout/", LogoutView.as_view(next_page="worker:login"), name="logout"),
+        path("batches/<int:batch_id>/next/", worker_views.next_hit, name="next"),
+        path("invite/<str:token>/", worker_views.invite, name="invite"),
+    ],
+    "worker",
+)

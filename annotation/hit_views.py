@@ -1,0 +1,321 @@
+"""Worker-facing HIT pages: arrival from MTurk / Prolific, the assignment page, drafts, return, consent.
+
+Security behavior: an assignment page is reached only through its signed link
+(:mod:`annotation.hit_links`), which identifies the worker; no login, session or CSRF cookie is needed,
+because MTurk shows the page in a third-party iframe where browsers drop such cookies (the views are
+therefore ``csrf_exempt`` and ``xframe_options_exempt``: the unguessable link is the credential). A
+link stops accepting answers once its assignment is submitted, returned or expired. Platform arrivals
+(``/hit/<batch>/``) create the worker and the assignment from the platform's URL parameters. Local
+workers reach their links through the logged-in pages in :mod:`annotation.worker_views`. Worker-written
+text shown to another worker goes through the templates' autoescaping.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Optional
+
+from django.conf import settings
+from django.db import transaction
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation import hit_links
+from annotation.hits import FormCheck, HitHandler, handler_for
+from annotation.models import HIT, Assignment, Batch, Document, IllegalTransition
+from annotation.services import assigning
+from annotation.views import researcher_allowed
+from crowd.arrival import ArrivalError, Platform, parse_arrival
+from crowd.models import Consent, Worker
+from crowd.providers.prolific_api import completion_url
+
+logger = logging.getLogger(__name__)
+
+
+def _message(request: HttpRequest, title: str, text: str, status: int = 200, **extra: Any) -> HttpResponse:
+    return render(request, "hits/message.html", {"title": title, "text": text, **extra}, status=status)
+
+
+def _tutorial(kind: str) -> Any:
+    from annotation.tutorial import load_tutorial
+
+    return load_tutorial(kind)
+
+
+def _page_context(
+    hit: HIT, handler: HitHandler, assignment: Optional[Assignment], check: Optional[FormCheck] = None
+) -> dict[str, Any]:
+    """Everything ``hit_base.html`` and the handler's template render."""
+    fields = check.fields if check else (assignment.draft if assignment else {})
+    return {
+        "hit": hit,
+        "batch": hit.batch,
+        "assignment": assignment,
+        "preview": assignment is None,
+        "token": hit_links.token_for(assignment) if assignment else "",
+        "fields": fields,
+        "errors": check.errors if check else {},
+        "warnings": check.warnings if check else {},
+        "tutorial": _tutorial(handler.tutorial_kind),
+        **handler.context(hit, assignment),
+    }
+
+
+@require_GET
+@xframe_options_exempt
+def arrive(request: HttpRequest, batch_id: int) -> HttpResponse:
+    """A worker arrives from MTurk (``assignmentId``...) or Prolific (``PROLIFIC_PID``...).
+
+    MTurk previews render the task read-only; accepted assignments and Prolific arrivals create the
+    worker and the assignment, then redirect to the assignment's signed link.
+    """
+    batch = get_object_or_404(Batch, pk=batch_id)
+    try:
+        arrival = parse_arrival(request.GET)
+    except ArrivalError as exc:
+        return _message(
+            request,
+            "This link is incomplete",
+            f"{exc}. Please open the HIT again from the platform.",
+            status=400,
+        )
+    if arrival is None:
+        if request.user.is_authenticated and hasattr(request.user, "worker"):
+            return redirect("worker:home")
+        return _message(
+            request,
+            "Sign in to work",
+            "Open this task from Amazon Mechanical Turk or Prolific, "
+            "or use the invite link a researcher sent you.",
+            status=403,
+        )
+    if arrival.platform == Platform.MTURK:
+        hit = batch.hits.filter(platform_ref=arrival.hit_ref).first()
+        if hit is None:
+            raise Http404(f"No HIT {arrival.hit_ref} in this batch")
+        handler = handler_for(batch.kind)
+        if arrival.preview:
+            return render(request, handler.template_name, _page_context(hit, handler, None))
+        worker = Worker.objects.get_or_create_for(Platform.MTURK, arrival.worker_id)
+        try:
+            assignment = assigning.claim_platform_assignment(
+                batch, hit, worker, arrival.assignment_ref, {"turk_submit_to": arrival.submit_to}
+            )
+        except assigning.ClaimRefused as exc:
+            return _message(request, "No work available", str(exc), status=409)
+    else:
+        worker = Worker.objects.get_or_create_for(Platform.PROLIFIC, arrival.worker_id)
+        try:
+            assignment = assigning.claim_next(
+                batch, worker, platform_ref=arrival.assignment_ref, meta={"study_id": arrival.hit_ref}
+            )
+        except assigning.ClaimRefused as exc:
+            return _message(
+                request, "No work available", f"{exc} Please return the study on Prolific.", status=409
+            )
+    return redirect(hit_links.url_for(assignment))
+
+
+def _closed_response(request: HttpRequest, assignment: Assignment) -> Optional[HttpResponse]:
+    """The page for an assignment that no longer takes answers, or None when it is open."""
+    if assignment.is_overdue:
+        with transaction.atomic():
+            locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+            if locked.status == Assignment.Status.ACCEPTED:
+                locked.expire()
+        assignment.refresh_from_db()
+    if assignment.status == Assignment.Status.ACCEPTED:
+        return None
+    if assignment.status in (
+        Assignment.Status.SUBMITTED,
+        Assignment.Status.APPROVED,
+        Assignment.Status.REJECTED,
+    ):
+        return _after_submit(request, assignment)
+    if assignment.status == Assignment.Status.EXPIRED:
+        return _message(
+            request,
+            "Time is up",
+            "The time limit of this HIT has passed and it went back to the "
+            "pool. Your draft is kept if you accept it again.",
+            status=410,
+        )
+    return _message(request, "HIT returned", "You returned this HIT. Thank you for your time.", status=410)
+
+
+@csrf_exempt
+@xframe_options_exempt
+def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
+    """Show the task (with the autosaved draft) or take the submission (see the module's security note).
+
+    A valid submission is stored in one transaction (the assignment, its QA pairs and everything they
+    hold) before the worker is sent back to the platform; an invalid one re-renders every field as typed
+    with a message next to each problem, and is kept as the draft.
+    """
+    assignment = hit_links.assignment_for(token)
+    closed = _closed_response(request, assignment)
+    if closed is not None:
+        return closed
+    batch = assignment.hit.batch
+    if not Consent.objects.filter(worker=assignment.worker, batch=batch).exists():
+        return render(
+            request,
+            "hits/consent.html",
+            {
+                "assignment": assignment,
+                "batch": batch,
+                "token": token,
+                "tutorial": _tutorial(handler_for(batch.kind).tutorial_kind),
+            },
+        )
+    handler = handler_for(batch.kind)
+    if request.method != "POST":
+        return render(request, handler.template_name, _page_context(assignment.hit, handler, assignment))
+    fields = handler.fields_from(request.POST)
+    check = handler.check(assignment.hit, assignment, fields)
+    if not check.ok:
+        assignment.save_draft(fields)
+        return render(
+            request, handler.template_name, _page_context(assignment.hit, handler, assignment, check)
+        )
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        try:
+            locked.submit(fields)
+        except IllegalTransition:
+            return _after_submit(request, locked)
+        handler.store(locked, check)
+        locked.hit.complete_if_done()
+        transaction.on_commit(lambda: _after_commit(locked.pk))
+    logger.info("Worker(%s) submitted Assignment(%s)", locked.worker_id, locked.pk)
+    return _after_submit(request, locked)
+
+
+def _after_commit(assignment_id: int) -> None:
+    """Queue the work that follows a stored submission (QC); failures never lose the submission."""
+    try:
+        from annotation.tasks import after_submission
+
+        after_submission.delay(assignment_id)
+    except Exception:  # noqa: BLE001 - the broker being down must not turn a stored submission into an error
+        logger.exception("could not queue the follow-up of Assignment(%s); the next sync will", assignment_id)
+
+
+def _after_submit(request: HttpRequest, assignment: Assignment) -> HttpResponse:
+    """Send the worker back where they came from, once the answers are stored."""
+    platform = assignment.worker.platform
+    if platform == Worker.Platform.MTURK:
+        return render(
+            request,
+            "hits/mturk_submit.html",
+            {
+                "action": assignment.platform_meta.get("turk_submit_to", ""),
+                "assignment_id": assignment.platform_ref,
+                "submitted_at": assignment.submitted_at,
+            },
+        )
+    if platform == Worker.Platform.PROLIFIC:
+        code = assignment.hit.batch.options.get("completion_code", "")
+        if code:
+            return redirect(completion_url(code))
+        return _message(
+            request,
+            "Submitted",
+            "Your answers are saved. The study has no completion code set; "
+            "please tell the researcher through Prolific's messages.",
+        )
+    return _message(request, "Thank you!", "Your answers are saved.", next_url="worker:home")
+
+
+@csrf_exempt
+@require_POST
+def save_draft(request: HttpRequest, token: str) -> JsonResponse:
+    """Autosave: store the form as typed (the page calls this every few seconds and on leaving a field)."""
+    assignment = hit_links.assignment_for(token)
+    handler = handler_for(assignment.hit.batch.kind)
+    fields = handler.fields_from(request.POST)
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        if locked.is_overdue or locked.status != Assignment.Status.ACCEPTED:
+            return JsonResponse({"saved": False, "status": locked.status}, status=409)
+        locked.save_draft(fields)
+    return JsonResponse({"saved": True, "saved_at": locked.draft_saved_at.isoformat()})
+
+
+@csrf_exempt
+@require_POST
+@xframe_options_exempt
+def return_hit(request: HttpRequest, token: str) -> HttpResponse:
+    """The worker gives the HIT back (local crowd and Prolific; MTurk workers return it on MTurk)."""
+    assignment = hit_links.assignment_for(token)
+    try:
+        assigning.return_assignment(assignment)
+    except IllegalTransition:
+        return _message(request, "Nothing to return", "This HIT is no longer yours to return.", status=409)
+    if assignment.worker.platform == Worker.Platform.LOCAL:
+        return redirect("worker:home")
+    return _message(request, "HIT returned", "You returned this HIT. Thank you for your time.")
+
+
+@csrf_exempt
+@require_POST
+@xframe_options_exempt
+def give_consent(request: HttpRequest, token: str) -> HttpResponse:
+    """Record the worker's consent for this batch, then show the task."""
+    assignment = hit_links.assignment_for(token)
+    if request.POST.get("consent") != "yes":
+        return _message(
+            request,
+            "No consent given",
+            "You did not agree to take part, so the task is not shown. You can return the HIT.",
+            status=400,
+            token=token,
+        )
+    Consent.objects.get_or_create(worker=assignment.worker, batch=assignment.hit.batch)
+    # The first view after consent opens the instructions and worked examples (hit.js reads ?tutorial=1).
+    return redirect(hit_links.url_for(assignment) + "?tutorial=1")
+
+
+def _document_of(request: HttpRequest, token: str, pk: int) -> Document:
+    """The document of an assignment (or any document, for researchers previewing with token "-")."""
+    if token == "-":
+        if not researcher_allowed(request):
+            raise Http404("No such document")
+        return get_object_or_404(Document, pk=pk)
+    assignment = hit_links.assignment_for(token)
+    if assignment.hit.document_id != pk:
+        raise Http404("No such document")
+    return assignment.hit.document
+
+
+@require_GET
+@xframe_options_exempt
+def document_page_image(request: HttpRequest, token: str, pk: int, page: int) -> FileResponse:
+    """One PDF page of the HIT's syllabus as a PNG (rendered once, then cached on disk)."""
+    from annotation.pdf_render import render_page
+
+    document = _document_of(request, token, pk)
+    if not document.pdf:
+        raise Http404(f"Document({pk}) has no PDF")
+    try:
+        width = int(request.GET.get("width", "900"))
+        path = render_page(document.pdf.path, page, width, settings.MEDIA_ROOT / "page-images")
+    except (ValueError, FileNotFoundError) as exc:
+        raise Http404(str(exc)) from exc
+    response = FileResponse(open(path, "rb"), content_type="image/png")
+    response["Cache-Control"] = "private, max-age=86400"
+    return response
+
+
+@require_GET
+@xframe_options_exempt
+def hit_preview(request: HttpRequest, pk: int) -> HttpResponse:
+    """A researcher looks at a HIT exactly as a worker previews it (read-only)."""
+    if not researcher_allowed(request):
+        raise Http404("No such HIT")
+    hit = get_object_or_404(HIT.objects.select_related("batch", "document"), pk=pk)
+    handler = handler_for(hit.batch.kind)
+    return render(request, handler.template_name, _page_context(hit, handler, None))

@@ -1,0 +1,28 @@
+"""The three kinds of HIT page, one handler each, looked up by batch kind."""
+
+from __future__ import annotations
+
+from annotation.hits.base import FormCheck, HitHandler
+from annotation.models import Batch
+
+
+def handler_for(kind: str) -> HitHandler:
+    """Return the handler of a batch kind (screening batches use the syllabus QA HIT).
+
+    Raises:
+        KeyError: for an unknown kind.
+    """
+    from annotation.hits.sciq_distractor import SciQDistractorHandler
+    from annotation.hits.sciq_question import SciQQuestionHandler
+    from annotation.hits.syllabus_qa import SyllabusQAHandler
+
+    handlers: dict[str, type[HitHandler]] = {
+        Batch.Kind.SYLLABUS_QA: SyllabusQAHandler,
+        Batch.Kind.SCREENING: SyllabusQAHandler,
+        Batch.Kind.SCIQ_QUESTION: SciQQuestionHandler,
+        Batch.Kind.SCIQ_DISTRACTOR: SciQDistractorHandler,
+    }
+    return handlers[kind]()
+
+
+__all__ = ["FormCheck", "HitHandler", "handler_for"]

@@ -1,0 +1,106 @@
+"""Researcher pages that act on a batch: look at a submission, approve or reject it, publish, invite.
+
+Security behavior: reading follows :func:`annotation.views.researcher_allowed` (staff, or anyone while
+``CROWDQA_PUBLIC_DASHBOARD`` is on for the local demo); every action (POST) requires a staff account
+even then, with Django's CSRF protection. Approving and rejecting go through ``crowd.services.review``,
+which tells the crowd platform and records payments, so the same rules hold as for ``review_batch``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+from django.views.generic import DetailView
+
+from annotation.models import Assignment, Batch, IllegalTransition
+from annotation.views import ResearcherRequiredMixin
+from crowd.invites import create_invites
+
+
+def _require_staff(request: HttpRequest) -> None:
+    if not request.user.is_staff:
+        raise PermissionDenied("Only staff accounts can change batches.")
+
+
+class AssignmentDetailView(ResearcherRequiredMixin, DetailView):
+    """One submission: its QA pairs with spans (offsets and pages) and steps, or its validation."""
+
+    model = Assignment
+    template_name = "annotation/assignment.html"
+
+    def get_queryset(self) -> Any:
+        return Assignment.objects.select_related("hit__batch", "hit__document", "hit__qa_pair", "worker")
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        assignment: Assignment = self.object
+        context["pairs"] = assignment.qa_pairs.prefetch_related("spans", "steps").select_related("passage")
+        context["validation"] = getattr(assignment, "validation", None)
+        if context["validation"] is not None:
+            context["distractors"] = context["validation"].distractors.order_by("origin", "position")
+        context["passages"] = assignment.hit.passages.all()
+        return context
+
+
+@require_POST
+def review_assignment(request: HttpRequest, pk: int) -> HttpResponse:
+    """Approve or reject one submission (``action`` = approve | reject, ``reason`` for a rejection)."""
+    from crowd.services.review import ReviewError, approve_assignment, reject_assignment
+
+    _require_staff(request)
+    assignment = get_object_or_404(Assignment, pk=pk)
+    action = request.POST.get("action")
+    try:
+        if action == "approve":
+            approve_assignment(assignment)
+            messages.success(request, f"Assignment({pk}) approved.")
+        elif action == "reject":
+            reject_assignment(assignment, request.POST.get("reason", ""))
+            messages.success(request, f"Assignment({pk}) rejected.")
+        else:
+            messages.error(request, f"Unknown action {action!r}.")
+    except (IllegalTransition, ValidationError, ReviewError) as exc:
+        text = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
+        messages.error(request, f"Assignment({pk}): {text}")
+    return redirect("annotation:assignment", pk=pk)
+
+
+@require_POST
+def batch_invites(request: HttpRequest, pk: int) -> HttpResponse:
+    """Create one-time invite links for local-crowd workers and show them (once)."""
+    _require_staff(request)
+    batch = get_object_or_404(Batch, pk=pk)
+    try:
+        count = int(request.POST.get("count", "1"))
+        issued = create_invites(
+            count,
+            batch=batch,
+            label=request.POST.get("label", "")[:200],
+            is_expert=request.POST.get("is_expert") == "on",
+            created_by=request.user,
+            base_url=request.build_absolute_uri("/"),
+        )
+    except ValueError as exc:
+        messages.error(request, str(exc))
+        return redirect("annotation:batch", pk=pk)
+    return render(request, "annotation/invites.html", {"batch": batch, "issued": issued})
+
+
+@require_POST
+def batch_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """Publish, pause, resume or cancel a batch (through its provider)."""
+    from crowd.services.lifecycle import LifecycleError, change_status
+
+    _require_staff(request)
+    batch = get_object_or_404(Batch, pk=pk)
+    try:
+        change_status(batch, request.POST.get("action", ""))
+        messages.success(request, f"Batch({pk}) is now {batch.get_status_display().lower()}.")
+    except (IllegalTransition, LifecycleError) as exc:
+        messages.error(request, f"Batch({pk}): {exc}")
+    return redirect("annotation:batch", pk=pk)

@@ -1,0 +1,211 @@
+"""Create batches and their HITs: one syllabus per HIT, three unused passages per HIT, one pair per HIT.
+
+A batch is created as a draft with all its HITs in one transaction; publishing it on a platform is the
+provider's job (``crowd.services``). HIT contents follow the papers: SyllabusQA gives one whole syllabus
+to each worker; SciQ stage 1 shows three passages that the sentence filter accepted and nobody has
+used; SciQ stage 2 shows one accepted question to a worker who did not write it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from django.db import transaction
+
+from annotation.models import HIT, Batch, Corpus, Passage, QAPair
+
+logger = logging.getLogger(__name__)
+
+PASSAGES_PER_HIT = 3
+"""SciQ stage 1 offers three passages per HIT (papers/sciq-crowdsourcing-mcq.txt, 3.1)."""
+
+
+class BatchSpecError(ValueError):
+    """A batch cannot be created as asked (unknown corpus, nothing to annotate...)."""
+
+
+@dataclass(frozen=True)
+class BatchSpec:
+    """What a researcher asks for when creating a batch (``launch_batch`` options, the web form).
+
+    Attributes:
+        kind: one of :class:`Batch.Kind`.
+        corpus: the corpus name.
+        provider: ``local``, ``mturk`` or ``prolific``.
+        limit: the maximum number of HITs (None: everything available).
+        assignments: assignments per HIT (different workers).
+        reward_cents: the reward per assignment.
+        documents: for syllabus and screening batches, the document names to use (empty: all).
+        parent: for stage-2 batches, the stage-1 batch whose accepted questions are validated.
+        options: free-form settings kept on the batch (completion codes, qualification names...).
+    """
+
+    kind: str
+    corpus: str
+    provider: str = Batch.Provider.LOCAL
+    name: str = ""
+    title: str = ""
+    description: str = ""
+    limit: Optional[int] = None
+    assignments: int = 1
+    reward_cents: int = 0
+    time_limit_minutes: int = 60
+    max_pairs_per_worker_per_document: Optional[int] = None
+    max_pairs_per_worker: Optional[int] = None
+    budget_cap_cents: Optional[int] = None
+    documents: tuple[str, ...] = ()
+    parent: Optional[int] = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+DEFAULT_TITLES = {
+    Batch.Kind.SYLLABUS_QA: "Write 14 questions and answers about a course syllabus",
+    Batch.Kind.SCREENING: "Screening: write 14 questions and answers about a course syllabus",
+    Batch.Kind.SCIQ_QUESTION: "Write a science exam question about a textbook passage",
+    Batch.Kind.SCIQ_DISTRACTOR: "Check a science exam question and choose wrong answer options",
+}
+
+
+def create_batch(spec: BatchSpec, created_by: Any = None) -> Batch:
+    """Create a draft batch with its HITs.
+
+    Returns:
+        The batch (status draft); its HIT count is ``batch.hits.count()``.
+
+    Raises:
+        BatchSpecError: for an unknown corpus or kind, a missing parent, or when nothing is available
+            to annotate (the message says what is missing).
+    """
+    if spec.kind not in Batch.Kind.values:
+        raise BatchSpecError(
+            f"unknown batch kind {spec.kind!r}; expected one of {', '.join(Batch.Kind.values)}"
+        )
+    if spec.provider not in Batch.Provider.values:
+        raise BatchSpecError(
+            f"unknown provider {spec.provider!r}; expected one of {', '.join(Batch.Provider.values)}"
+        )
+    if spec.assignments < 1:
+        raise BatchSpecError(f"assignments per HIT must be at least 1, got {spec.assignments}")
+    if spec.limit is not None and spec.limit < 1:
+        raise BatchSpecError(f"--limit must be at least 1, got {spec.limit}")
+    corpus = Corpus.objects.filter(name=spec.corpus).first()
+    if corpus is None:
+        raise BatchSpecError(f"no corpus named {spec.corpus!r} (import one first)")
+    parent = None
+    if spec.parent is not None:
+        parent = Batch.objects.filter(pk=spec.parent).first()
+        if parent is None:
+            raise BatchSpecError(f"no parent Batch({spec.parent})")
+    with transaction.atomic():
+        batch = Batch.objects.create(
+            name=spec.name or f"{spec.kind} on {corpus.name}",
+            kind=spec.kind,
+            provider=spec.provider,
+            corpus=corpus,
+            parent=parent,
+            title=spec.title or DEFAULT_TITLES[spec.kind],
+            description=spec.description,
+            reward_cents=spec.reward_cents,
+            assignments_per_hit=spec.assignments,
+            time_limit_minutes=spec.time_limit_minutes,
+            max_pairs_per_worker_per_document=spec.max_pairs_per_worker_per_document,
+            max_pairs_per_worker=spec.max_pairs_per_worker,
+            budget_cap_cents=spec.budget_cap_cents,
+            options=dict(spec.options),
+            created_by=created_by,
+        )
+        if spec.kind in (Batch.Kind.SYLLABUS_QA, Batch.Kind.SCREENING):
+            count = _add_document_hits(batch, spec)
+        elif spec.kind == Batch.Kind.SCIQ_QUESTION:
+            count = add_passage_hits(batch, spec.limit)
+        else:
+            count = _add_validation_hits(batch, spec)
+        if count == 0:
+            raise BatchSpecError(_nothing_available(spec, corpus))
+    logger.info("created Batch(%s) %s with %d HITs", batch.pk, batch.kind, count)
+    return batch
+
+
+def _nothing_available(spec: BatchSpec, corpus: Corpus) -> str:
+    if spec.kind == Batch.Kind.SCIQ_QUESTION:
+        return (
+            f"corpus {corpus.name!r} has no accepted, unused passage that is not already in an open HIT "
+            "(run filter_passages first)"
+        )
+    if spec.kind == Batch.Kind.SCIQ_DISTRACTOR:
+        return f"corpus {corpus.name!r} has no accepted question waiting for validation"
+    names = f" named {', '.join(spec.documents)}" if spec.documents else ""
+    return f"corpus {corpus.name!r} has no documents{names}"
+
+
+def _next_position(batch: Batch) -> int:
+    last = batch.hits.order_by("-position").values_list("position", flat=True).first()
+    return 0 if last is None else last + 1
+
+
+def _add_document_hits(batch: Batch, spec: BatchSpec) -> int:
+    documents = batch.corpus.documents.order_by("name")
+    if spec.documents:
+        documents = documents.filter(name__in=spec.documents)
+        missing = set(spec.documents) - set(documents.values_list("name", flat=True))
+        if missing:
+            raise BatchSpecError(f"corpus {batch.corpus.name!r} has no document named {sorted(missing)[0]!r}")
+    if spec.limit:
+        documents = documents[: spec.limit]
+    hits = [
+        HIT(batch=batch, position=i, document=doc, max_assignments=spec.assignments)
+        for i, doc in enumerate(documents)
+    ]
+    HIT.objects.bulk_create(hits)
+    return len(hits)
+
+
+def passages_free_for_hits(corpus: Corpus) -> Any:
+    """Accepted, unused passages of ``corpus`` that no open HIT of a live batch is showing."""
+    # passages__isnull=False: a NULL in a NOT IN list would make SQL return no rows at all.
+    reserved = HIT.objects.filter(
+        status=HIT.Status.OPEN,
+        passages__isnull=False,
+        batch__status__in=[Batch.Status.DRAFT, Batch.Status.PUBLISHED, Batch.Status.PAUSED],
+    ).values("passages")
+    return Passage.objects.filter(corpus=corpus).accepted().unused().exclude(pk__in=reserved).order_by("pk")
+
+
+def add_passage_hits(batch: Batch, limit: Optional[int]) -> int:
+    """Add SciQ stage-1 HITs of three free passages each; returns how many HITs were added.
+
+    The passages are locked while they are grouped (PostgreSQL ``FOR UPDATE``; SQLite serialises
+    writers), so two batches created at the same time never share a passage.
+    """
+    with transaction.atomic():
+        free = list(passages_free_for_hits(batch.corpus).select_for_update().values_list("pk", flat=True))
+        groups = [free[i : i + PASSAGES_PER_HIT] for i in range(0, len(free), PASSAGES_PER_HIT)]
+        groups = [g for g in groups if len(g) == PASSAGES_PER_HIT]
+        if limit:
+            groups = groups[:limit]
+        position = _next_position(batch)
+        for offset, group in enumerate(groups):
+            hit = HIT.objects.create(
+                batch=batch, position=position + offset, max_assignments=batch.assignments_per_hit
+            )
+            hit.passages.set(group)
+    return len(groups)
+
+
+def _add_validation_hits(batch: Batch, spec: BatchSpec) -> int:
+    from annotation.services.validation_hits import add_validation_hit
+
+    pairs = QAPair.objects.filter(corpus=batch.corpus, status=QAPair.Status.ACCEPTED, passage__isnull=False)
+    if batch.parent_id:
+        pairs = pairs.filter(assignment__hit__batch=batch.parent_id)
+    pairs = pairs.exclude(validation_hits__batch__status__in=[Batch.Status.DRAFT, Batch.Status.PUBLISHED])
+    pairs = pairs.order_by("pk")
+    if spec.limit:
+        pairs = pairs[: spec.limit]
+    count = 0
+    for pair in pairs:
+        add_validation_hit(batch, pair)
+        count += 1
+    return count

@@ -1,0 +1,64 @@
+"""Review of submitted work on the local side: approve or reject an assignment and its QA pairs.
+
+Approving SciQ stage-1 work accepts its question and queues the stage-2 validation HIT (papers/
+sciq-crowdsourcing-mcq.txt 3.2); approving stage-2 work accepts the validated pair with its chosen
+distractors. Telling a crowd platform and paying go through ``crowd.services`` which calls these
+functions once the platform has agreed.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+
+from annotation.models import Assignment, Batch, QAPair
+
+logger = logging.getLogger(__name__)
+
+
+def approve(assignment: Assignment) -> bool:
+    """Approve a submitted (or previously rejected) assignment; returns False when it already was.
+
+    Raises:
+        IllegalTransition: when the assignment is not submitted or rejected.
+    """
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().select_related("hit__batch").get(pk=assignment.pk)
+        if locked.status == Assignment.Status.APPROVED:
+            return False
+        locked.approve()
+        kind = locked.hit.batch.kind
+        pairs = QAPair.objects.filter(assignment=locked)
+        pairs.update(status=QAPair.Status.ACCEPTED)
+        if kind == Batch.Kind.SCIQ_QUESTION:
+            ids = list(pairs.values_list("pk", flat=True))
+            transaction.on_commit(lambda: _queue_validation_hits(ids))
+    logger.info("approved Assignment(%s)", assignment.pk)
+    assignment.refresh_from_db()
+    return True
+
+
+def reject(assignment: Assignment, reason: str) -> bool:
+    """Reject a submitted assignment with a reason the worker reads; returns False when it already was.
+
+    Raises:
+        ValidationError: for an empty reason.
+        IllegalTransition: when the assignment is not submitted.
+    """
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        if locked.status == Assignment.Status.REJECTED:
+            return False
+        locked.reject(reason)
+        QAPair.objects.filter(assignment=locked).update(status=QAPair.Status.REJECTED)
+    logger.info("rejected Assignment(%s)", assignment.pk)
+    assignment.refresh_from_db()
+    return True
+
+
+def _queue_validation_hits(pair_ids: list[int]) -> None:
+    from annotation.tasks import create_validation_hit
+
+    for pair_id in pair_ids:
+        create_validation_hit.delay(pair_id)

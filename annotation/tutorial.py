@@ -1,0 +1,592 @@
+"""The worker-facing tutorials of the three HITs, loaded and checked from JSON (no Django import).
+
+Why: SyllabusQA (section 2.3, appendix K) walks every annotator through a tutorial of 14 worked QA
+pairs, 2 per question type, on one example syllabus; SciQ (sections 3.1-3.2) gives instructions with
+good and bad examples for both stages. The text lives in ``annotation/tutorial_content/<kind>.json`` so
+it can be edited without touching code; this module validates it (types, DESIGN.md span and step counts,
+flag codes) and returns frozen dataclasses made of attributes and tuples, which Django templates can
+loop over directly. A malformed file raises ValueError naming the file and the example index.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn, Optional, Union
+
+from annotation import question_types as qt
+from filters.qc_common import SEVERITY
+
+logger = logging.getLogger(__name__)
+
+SYLLABUS_QA = "syllabus_qa"
+SCIQ_QUESTION = "sciq_question"
+SCIQ_DISTRACTOR = "sciq_distractor"
+TUTORIAL_KINDS: tuple[str, ...] = (SYLLABUS_QA, SCIQ_QUESTION, SCIQ_DISTRACTOR)
+
+#: Stage-2 validation flags (DESIGN.md "HIT form contract", field ``flag``), in display order.
+VALIDATION_FLAGS: tuple[str, ...] = ("ungrammatical", "false_answer", "unrelated", "too_specific")
+#: Stage 2 shows this many ranker suggestions; the worker keeps at most SUGGESTED_MAX of them.
+SUGGESTIONS_SHOWN = 6
+SUGGESTED_MAX = 2
+DISTRACTORS_PER_ITEM = 3
+
+_CONTENT_PACKAGE = "annotation"
+_CONTENT_DIR = "tutorial_content"
+
+
+@dataclass(frozen=True)
+class DocumentRef:
+    """The example document a tutorial's examples are about (a demo corpus document).
+
+    Attributes:
+        name: the document name (for the demo syllabus, the file stem that ``load_demo`` stores).
+        corpus: the corpus holding it (``demo-syllabi`` or ``demo-textbook``).
+    """
+
+    name: str
+    corpus: str
+
+
+@dataclass(frozen=True)
+class Consent:
+    """The consent text shown before the first HIT.
+
+    Attributes:
+        title: heading.
+        paragraphs: the text, one paragraph each.
+        agree_label: the label of the "I agree" checkbox or button.
+    """
+
+    title: str
+    paragraphs: tuple[str, ...]
+    agree_label: str
+
+    def __iter__(self) -> Iterator[str]:
+        """Iterate over the paragraphs, so ``{% for p in tutorial.consent %}`` works in a template."""
+        return iter(self.paragraphs)
+
+    def __len__(self) -> int:
+        """Number of paragraphs (Django's ``for`` tag asks for it)."""
+        return len(self.paragraphs)
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One step of the task, in the order the worker does them."""
+
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class SyllabusExample:
+    """One worked SyllabusQA pair on the example syllabus.
+
+    Attributes:
+        question_type: one of :data:`annotation.question_types.SYLLABUS_TYPES`.
+        question: the question.
+        answer: the answer (``No/insufficient information`` for ``no answer``).
+        answer_spans: text copied verbatim from the example syllabus.
+        reasoning_steps: the worker-written reasoning steps.
+        why: one sentence on what makes it a good example of its type.
+        absent_terms: for ``no answer`` examples, the question's key term (first) and close synonyms,
+            none of which the syllabus mentions (tests check this against the example document).
+    """
+
+    question_type: str
+    question: str
+    answer: str
+    answer_spans: tuple[str, ...]
+    reasoning_steps: tuple[str, ...]
+    why: str
+    absent_terms: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TypeGuide:
+    """How to write one SyllabusQA question type, with its limits and its two examples.
+
+    Attributes:
+        question_type: the type name (the value of the ``qa-{i}-question_type`` form field).
+        label: the display name.
+        definition: the paper's definition, for a crowd worker.
+        tips: what makes a good question of this type.
+        evidence: what evidence to give (spans or steps).
+        min_spans: fewest answer spans (from ``question_types.SPAN_COUNTS``).
+        max_spans: most answer spans.
+        min_steps: fewest reasoning steps (from ``question_types.STEP_COUNTS``).
+        max_steps: most reasoning steps.
+        examples: the worked examples of this type, in file order.
+    """
+
+    question_type: str
+    label: str
+    definition: str
+    tips: tuple[str, ...]
+    evidence: str
+    min_spans: int
+    max_spans: int
+    min_steps: int
+    max_steps: int
+    examples: tuple[SyllabusExample, ...]
+
+    @property
+    def slug(self) -> str:
+        """An HTML-id-safe name: ``yes/no`` -> ``yes-no``, ``single factual`` -> ``single-factual``."""
+        return self.question_type.replace("/", "-").replace(" ", "-")
+
+
+@dataclass(frozen=True)
+class CounterExample:
+    """A bad stage-1 question, with what is wrong and the QC flag it triggers (None if QC cannot see it)."""
+
+    question: str
+    answer: str
+    problem: str
+    flag: Optional[str]
+
+
+@dataclass(frozen=True)
+class SciQQuestionExample:
+    """A worked stage-1 example: the chosen passage, a good question and answer, and bad variants."""
+
+    passage: str
+    question: str
+    answer: str
+    why: str
+    counterexamples: tuple[CounterExample, ...]
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """One of the ranker's suggested distractors in a stage-2 example, kept or not, and why."""
+
+    text: str
+    chosen: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class SciQDistractorExample:
+    """A worked stage-2 example: flags ticked, the six suggestions with verdicts, the worker's own.
+
+    Attributes:
+        question: the stage-1 question.
+        answer: its correct answer.
+        flags: validation flag codes ticked (empty when the question is fine).
+        suggestions: the six suggestions shown, each with ``chosen`` and a reason.
+        own: distractors the worker wrote.
+        why: one sentence on what the example shows.
+    """
+
+    question: str
+    answer: str
+    flags: tuple[str, ...]
+    suggestions: tuple[Suggestion, ...]
+    own: tuple[str, ...]
+    why: str
+
+    @property
+    def chosen(self) -> tuple[str, ...]:
+        """The suggestions the worker kept."""
+        return tuple(s.text for s in self.suggestions if s.chosen)
+
+    @property
+    def distractors(self) -> tuple[str, ...]:
+        """The final three distractors: kept suggestions, then the worker's own."""
+        return self.chosen + self.own
+
+
+@dataclass(frozen=True)
+class FlagGuide:
+    """One stage-2 validation flag: its form value, label, explanation and an example question."""
+
+    code: str
+    label: str
+    description: str
+    example: str
+
+
+Example = Union[SyllabusExample, SciQQuestionExample, SciQDistractorExample]
+
+
+@dataclass(frozen=True)
+class Tutorial:
+    """Everything a HIT shows to teach its task, ready for a template.
+
+    Attributes:
+        kind: ``syllabus_qa``, ``sciq_question`` or ``sciq_distractor`` (a ``launch_batch --kind``).
+        title: page heading.
+        intro: one paragraph on what the task is.
+        document: the demo document the examples are about.
+        consent: the consent text.
+        instructions: the steps of the task, in order.
+        rules: general rules, in order.
+        type_guides: SyllabusQA question types in :data:`question_types.SYLLABUS_TYPES` order (empty
+            for SciQ).
+        flags: stage-2 validation flags in :data:`VALIDATION_FLAGS` order (empty otherwise).
+        examples: the worked examples, in file order (the dataclass depends on ``kind``).
+        checklist: what to check before submitting.
+        source: the content file name, for error messages and logs.
+    """
+
+    kind: str
+    title: str
+    intro: str
+    document: DocumentRef
+    consent: Consent
+    instructions: tuple[Instruction, ...]
+    rules: tuple[str, ...]
+    type_guides: tuple[TypeGuide, ...]
+    flags: tuple[FlagGuide, ...]
+    examples: tuple[Example, ...]
+    checklist: tuple[str, ...]
+    source: str
+
+    def guide_for(self, question_type: str) -> TypeGuide:
+        """The guide of one SyllabusQA question type.
+
+        Raises:
+            KeyError: the type has no guide in this tutorial (names the type and the file).
+        """
+        for guide in self.type_guides:
+            if guide.question_type == question_type:
+                return guide
+        raise KeyError(f"{self.source}: no type guide for question type {question_type!r}")
+
+
+class _Reader:
+    """Typed access to one JSON object, with errors naming the file and the path inside it."""
+
+    def __init__(self, data: Any, source: str, where: str) -> None:
+        self.source = source
+        self.where = where
+        if not isinstance(data, Mapping):
+            self.fail(f"expected an object, got {type(data).__name__}")
+        self.data: Mapping[str, Any] = data
+
+    def fail(self, message: str) -> NoReturn:
+        location = f"{self.where}: " if self.where else ""
+        raise ValueError(f"{self.source}: {location}{message}")
+
+    def only(self, *keys: str) -> None:
+        unknown = sorted(set(self.data) - set(keys))
+        if unknown:
+            self.fail(f"unknown key(s) {unknown}; expected {list(keys)}")
+
+    def _get(self, key: str, optional: bool) -> Any:
+        if key not in self.data:
+            if optional:
+                return None
+            self.fail(f"missing key {key!r}")
+        return self.data[key]
+
+    def text(self, key: str) -> str:
+        value = self._get(key, False)
+        if not isinstance(value, str) or not value.strip():
+            self.fail(f"{key} must be a non-empty string, got {value!r}")
+        return value
+
+    def optional_text(self, key: str) -> Optional[str]:
+        value = self._get(key, True)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            self.fail(f"{key} must be a non-empty string or null, got {value!r}")
+        return value
+
+    def boolean(self, key: str) -> bool:
+        value = self._get(key, False)
+        if not isinstance(value, bool):
+            self.fail(f"{key} must be true or false, got {value!r}")
+        return value
+
+    def texts(self, key: str, optional: bool = False) -> tuple[str, ...]:
+        value = self._get(key, optional)
+        if value is None:
+            return ()
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            self.fail(f"{key} must be a list of non-empty strings, got {value!r}")
+        return tuple(value)
+
+    def objects(self, key: str) -> list[_Reader]:
+        value = self._get(key, False)
+        if not isinstance(value, list):
+            self.fail(f"{key} must be a list, got {type(value).__name__}")
+        return [_Reader(v, self.source, f"{self._path(key)}[{i}]") for i, v in enumerate(value)]
+
+    def child(self, key: str) -> _Reader:
+        return _Reader(self._get(key, False), self.source, self._path(key))
+
+    def _path(self, key: str) -> str:
+        return f"{self.where}.{key}" if self.where else key
+
+
+_TOP_KEYS = (
+    "kind",
+    "title",
+    "intro",
+    "document",
+    "consent",
+    "instructions",
+    "rules",
+    "type_guides",
+    "flags",
+    "examples",
+    "checklist",
+)
+
+
+def _count_error(what: str, count: int, limits: tuple[int, int]) -> Optional[str]:
+    """A message when ``count`` is outside ``limits`` (the DESIGN.md span/step counts), else None."""
+    low, high = limits
+    if low <= count <= high:
+        return None
+    expected = str(low) if low == high else f"{low}-{high}"
+    return f"{count} {what}, expected {expected}"
+
+
+def _syllabus_example(r: _Reader) -> SyllabusExample:
+    """One SyllabusQA example, checked against the span/step counts and answer rules of its type."""
+    r.only("question_type", "question", "answer", "answer_spans", "reasoning_steps", "why", "absent_terms")
+    qtype = r.text("question_type")
+    if qtype not in qt.SYLLABUS_TYPES:
+        r.fail(f"question_type {qtype!r} is not one of {qt.SYLLABUS_TYPES}")
+    example = SyllabusExample(
+        question_type=qtype,
+        question=r.text("question"),
+        answer=r.text("answer"),
+        answer_spans=r.texts("answer_spans"),
+        reasoning_steps=r.texts("reasoning_steps"),
+        why=r.text("why"),
+        absent_terms=r.texts("absent_terms", optional=True),
+    )
+    for message in (
+        _count_error("answer spans", len(example.answer_spans), qt.SPAN_COUNTS[qtype]),
+        _count_error("reasoning steps", len(example.reasoning_steps), qt.step_counts(qtype)),
+    ):
+        if message:
+            r.fail(f"{qtype!r} example has {message}")
+    first_word = example.answer.split()[0].strip(",.;:!").lower()
+    if qtype == qt.YES_NO and first_word not in ("yes", "no"):
+        r.fail(f"yes/no answer must start with Yes or No, got {example.answer!r}")
+    if qtype == qt.NO_ANSWER:
+        if example.answer != qt.NO_ANSWER_TEXT:
+            r.fail(f"no answer example must answer {qt.NO_ANSWER_TEXT!r}, got {example.answer!r}")
+        if not example.absent_terms:
+            r.fail("no answer example must list absent_terms (what the syllabus never mentions)")
+    elif example.absent_terms:
+        r.fail(f"absent_terms is only for 'no answer' examples, not {qtype!r}")
+    return example
+
+
+def _type_guides(root: _Reader, examples: tuple[SyllabusExample, ...]) -> tuple[TypeGuide, ...]:
+    """One guide per SyllabusQA type, in SYLLABUS_TYPES order, with limits and examples attached."""
+    guides: dict[str, TypeGuide] = {}
+    for r in root.objects("type_guides"):
+        r.only("question_type", "label", "definition", "tips", "evidence")
+        qtype = r.text("question_type")
+        if qtype not in qt.SYLLABUS_TYPES:
+            r.fail(f"question_type {qtype!r} is not one of {qt.SYLLABUS_TYPES}")
+        if qtype in guides:
+            r.fail(f"second guide for question type {qtype!r}")
+        spans, steps = qt.SPAN_COUNTS[qtype], qt.step_counts(qtype)
+        guides[qtype] = TypeGuide(
+            question_type=qtype,
+            label=r.text("label"),
+            definition=r.text("definition"),
+            tips=r.texts("tips"),
+            evidence=r.text("evidence"),
+            min_spans=spans[0],
+            max_spans=spans[1],
+            min_steps=steps[0],
+            max_steps=steps[1],
+            examples=tuple(e for e in examples if e.question_type == qtype),
+        )
+    missing = [t for t in qt.SYLLABUS_TYPES if t not in guides]
+    if missing:
+        root.fail(f"type_guides: no guide for {missing}")
+    return tuple(guides[t] for t in qt.SYLLABUS_TYPES)
+
+
+def _sciq_question_example(r: _Reader) -> SciQQuestionExample:
+    """One stage-1 example; counterexample flags must be QC codes."""
+    r.only("passage", "question", "answer", "why", "counterexamples")
+    counterexamples = []
+    for c in r.objects("counterexamples"):
+        c.only("question", "answer", "problem", "flag")
+        flag = c.optional_text("flag")
+        if flag is not None and flag not in SEVERITY:
+            c.fail(f"flag {flag!r} is not a QC code")
+        counterexamples.append(CounterExample(c.text("question"), c.text("answer"), c.text("problem"), flag))
+    return SciQQuestionExample(
+        passage=r.text("passage"),
+        question=r.text("question"),
+        answer=r.text("answer"),
+        why=r.text("why"),
+        counterexamples=tuple(counterexamples),
+    )
+
+
+def _sciq_distractor_example(r: _Reader) -> SciQDistractorExample:
+    """One stage-2 example: 6 suggestions, at most 2 kept, at least 1 own, 3 distractors in all."""
+    r.only("question", "answer", "flags", "suggestions", "own", "why")
+    suggestions = []
+    for s in r.objects("suggestions"):
+        s.only("text", "chosen", "reason")
+        suggestions.append(Suggestion(s.text("text"), s.boolean("chosen"), s.text("reason")))
+    example = SciQDistractorExample(
+        question=r.text("question"),
+        answer=r.text("answer"),
+        flags=r.texts("flags"),
+        suggestions=tuple(suggestions),
+        own=r.texts("own"),
+        why=r.text("why"),
+    )
+    bad_flags = [f for f in example.flags if f not in VALIDATION_FLAGS]
+    if bad_flags:
+        r.fail(f"flags {bad_flags} are not among {VALIDATION_FLAGS}")
+    if len(example.suggestions) != SUGGESTIONS_SHOWN:
+        r.fail(f"{len(example.suggestions)} suggestions, expected {SUGGESTIONS_SHOWN}")
+    if len(example.chosen) > SUGGESTED_MAX:
+        r.fail(f"{len(example.chosen)} suggestions chosen, at most {SUGGESTED_MAX}")
+    if not example.own:
+        r.fail("own must hold at least 1 distractor written by the worker")
+    if len(example.distractors) != DISTRACTORS_PER_ITEM:
+        r.fail(f"{len(example.distractors)} distractors (chosen + own), expected {DISTRACTORS_PER_ITEM}")
+    return example
+
+
+def _flag_guides(root: _Reader) -> tuple[FlagGuide, ...]:
+    """The stage-2 flags, which must be exactly the HIT form's codes in order."""
+    flags = []
+    for r in root.objects("flags"):
+        r.only("code", "label", "description", "example")
+        flags.append(FlagGuide(r.text("code"), r.text("label"), r.text("description"), r.text("example")))
+    codes = tuple(f.code for f in flags)
+    if codes != VALIDATION_FLAGS:
+        root.fail(f"flags must be {VALIDATION_FLAGS} in this order, got {codes}")
+    return tuple(flags)
+
+
+def _syllabus_examples(root: _Reader) -> tuple[SyllabusExample, ...]:
+    """All SyllabusQA examples: exactly PAIRS_PER_TYPE of each type, like the HIT itself."""
+    examples = tuple(_syllabus_example(r) for r in root.objects("examples"))
+    counts = Counter(e.question_type for e in examples)
+    wrong = {t: counts.get(t, 0) for t in qt.SYLLABUS_TYPES if counts.get(t, 0) != qt.PAIRS_PER_TYPE}
+    if wrong:
+        root.fail(f"examples: expected {qt.PAIRS_PER_TYPE} examples of each type, got {wrong}")
+    return examples
+
+
+def parse_tutorial(data: Any, source: str, kind: Optional[str] = None) -> Tutorial:
+    """Validate parsed tutorial JSON and build the :class:`Tutorial`.
+
+    Args:
+        data: the parsed JSON object.
+        source: its file name, used in error messages.
+        kind: the kind the file must declare (None: accept the declared one).
+
+    Returns:
+        The tutorial.
+
+    Raises:
+        ValueError: on any malformed content; the message names the file and where (``examples[3]``).
+    """
+    root = _Reader(data, source, "")
+    root.only(*_TOP_KEYS)
+    declared = root.text("kind")
+    if declared not in TUTORIAL_KINDS:
+        root.fail(f"kind {declared!r} is not one of {TUTORIAL_KINDS}")
+    if kind is not None and declared != kind:
+        root.fail(f"kind is {declared!r}, expected {kind!r}")
+    document = root.child("document")
+    document.only("name", "corpus")
+    consent = root.child("consent")
+    consent.only("title", "paragraphs", "agree_label")
+    instructions = []
+    for r in root.objects("instructions"):
+        r.only("title", "text")
+        instructions.append(Instruction(r.text("title"), r.text("text")))
+    examples: tuple[Example, ...]
+    type_guides: tuple[TypeGuide, ...] = ()
+    if declared == SYLLABUS_QA:
+        syllabus_examples = _syllabus_examples(root)
+        type_guides = _type_guides(root, syllabus_examples)
+        examples = syllabus_examples
+    else:
+        if root.objects("type_guides"):
+            root.fail(f"type_guides is only for {SYLLABUS_QA!r} tutorials")
+        if declared == SCIQ_QUESTION:
+            examples = tuple(_sciq_question_example(r) for r in root.objects("examples"))
+        else:
+            examples = tuple(_sciq_distractor_example(r) for r in root.objects("examples"))
+    if not examples:
+        root.fail("examples: at least one example is required")
+    if declared == SCIQ_DISTRACTOR:
+        flags = _flag_guides(root)
+    else:
+        if root.objects("flags"):
+            root.fail(f"flags is only for {SCIQ_DISTRACTOR!r} tutorials")
+        flags = ()
+    return Tutorial(
+        kind=declared,
+        title=root.text("title"),
+        intro=root.text("intro"),
+        document=DocumentRef(document.text("name"), document.text("corpus")),
+        consent=Consent(consent.text("title"), consent.texts("paragraphs"), consent.text("agree_label")),
+        instructions=tuple(instructions),
+        rules=root.texts("rules"),
+        type_guides=type_guides,
+        flags=flags,
+        examples=examples,
+        checklist=root.texts("checklist"),
+        source=source,
+    )
+
+
+def load_tutorial_file(path: Path, kind: Optional[str] = None) -> Tutorial:
+    """Load and validate one tutorial file (uncached; for custom tutorials and tests).
+
+    Raises:
+        ValueError: the file is not valid JSON or its content is malformed (names the file).
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path.name}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from e
+    return parse_tutorial(data, path.name, kind)
+
+
+@functools.lru_cache(maxsize=len(TUTORIAL_KINDS))
+def load_tutorial(kind: str) -> Tutorial:
+    """The tutorial of one HIT kind, from ``annotation/tutorial_content/<kind>.json`` (cached).
+
+    Args:
+        kind: ``syllabus_qa``, ``sciq_question`` or ``sciq_distractor``.
+
+    Returns:
+        The validated tutorial (the same object on every call in a process).
+
+    Raises:
+        ValueError: unknown kind, or malformed content (the message names the file and example index).
+    """
+    if kind not in TUTORIAL_KINDS:
+        raise ValueError(f"unknown tutorial kind {kind!r}; expected one of {TUTORIAL_KINDS}")
+    resource = importlib.resources.files(_CONTENT_PACKAGE) / _CONTENT_DIR / f"{kind}.json"
+    source = f"{_CONTENT_DIR}/{kind}.json"
+    try:
+        data = json.loads(resource.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{source}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from e
+    tutorial = parse_tutorial(data, source, kind)
+    logger.debug("Loaded tutorial %s with %d examples", source, len(tutorial.examples))
+    return tutorial

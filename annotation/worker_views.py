@@ -1,0 +1,112 @@
+"""The local crowd's pages: sign in (password or one-time invite), see available work, take the next HIT.
+
+Security behavior: every page but the invite and login pages requires a logged-in user who has a
+local worker account; researchers who are not workers are sent to the researcher pages. Taking a HIT
+is a POST with CSRF protection (these pages are first-party, unlike the HIT pages in MTurk's iframe).
+An invite link is consumed only by the POST of its "Start" button, so link previews in mail or chat
+clients cannot use it up.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import LoginView
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation import hit_links
+from annotation.models import Assignment, Batch
+from annotation.services import assigning
+from crowd.invites import InviteError, find_invite, redeem
+from crowd.models import Worker
+
+
+def _worker_or_none(request: HttpRequest) -> Worker | None:
+    return getattr(request.user, "worker", None) if request.user.is_authenticated else None
+
+
+class WorkerLoginView(LoginView):
+    """Password sign-in for local workers."""
+
+    template_name = "worker/login.html"
+    redirect_authenticated_user = True
+    next_page = "worker:home"
+
+
+@login_required(login_url="worker:login")
+def home(request: HttpRequest) -> HttpResponse:
+    """Available batches with the number of HITs left for this worker, their open and recent work."""
+    worker = _worker_or_none(request)
+    if worker is None:
+        return render(
+            request,
+            "hits/message.html",
+            {
+                "title": "No worker account",
+                "text": "You are signed in without a worker account. Open an invite link to work on HITs.",
+            },
+            status=403,
+        )
+    in_progress = [
+        (a, hit_links.url_for(a))
+        for a in Assignment.objects.filter(worker=worker, status=Assignment.Status.ACCEPTED)
+        .select_related("hit__batch")
+        .order_by("accepted_at")
+        if not a.is_overdue
+    ]
+    recent = (
+        Assignment.objects.filter(worker=worker)
+        .exclude(status=Assignment.Status.ACCEPTED)
+        .select_related("hit__batch")
+        .order_by("-accepted_at")[:20]
+    )
+    context: dict[str, Any] = {
+        "worker": worker,
+        "available": assigning.available_batches_for(worker),
+        "in_progress": in_progress,
+        "recent": recent,
+    }
+    return render(request, "worker/home.html", context)
+
+
+@require_POST
+@login_required(login_url="worker:login")
+def next_hit(request: HttpRequest, batch_id: int) -> HttpResponse:
+    """Take the next HIT of a batch (or resume the one in progress) and open it."""
+    worker = _worker_or_none(request)
+    if worker is None:
+        return redirect("worker:home")
+    batch = get_object_or_404(Batch, pk=batch_id, provider=Batch.Provider.LOCAL)
+    try:
+        assignment = assigning.claim_next(batch, worker)
+    except assigning.ClaimRefused as exc:
+        messages.info(request, str(exc))
+        return redirect("worker:home")
+    return redirect(hit_links.url_for(assignment))
+
+
+def invite(request: HttpRequest, token: str) -> HttpResponse:
+    """Show an invite (GET) and, on "Start" (POST), create the worker, sign them in and start."""
+    try:
+        found = find_invite(token)
+    except InviteError as exc:
+        return render(request, "hits/message.html", {"title": "Invite link", "text": str(exc)}, status=410)
+    if request.method != "POST":
+        return render(request, "worker/invite.html", {"invite": found})
+    try:
+        worker = redeem(token)
+    except InviteError as exc:
+        return render(request, "hits/message.html", {"title": "Invite link", "text": str(exc)}, status=410)
+    login(request, worker.user, backend="django.contrib.auth.backends.ModelBackend")
+    if found.batch_id:
+        try:
+            assignment = assigning.claim_next(found.batch, worker)
+            return redirect(hit_links.url_for(assignment))
+        except assigning.ClaimRefused as exc:
+            messages.info(request, str(exc))
+    return redirect("worker:home")

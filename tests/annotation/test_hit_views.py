@@ -1,0 +1,186 @@
+"""The generic HIT views: platform arrival, signed links, consent, drafts, return, time limits, framing.
+
+The three kinds of HIT have their own tests (test_syllabus_hit.py, test_sciq_hits.py); these use a SciQ
+stage-1 batch because its form is the smallest.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation import hit_links
+from annotation.models import Assignment, Batch, Corpus, Passage, sha256_text
+from annotation.services.assigning import claim_next
+from annotation.services.batches import BatchSpec, create_batch
+from crowd.models import Consent, Worker
+from tests.factories import make_corpus, make_worker
+
+pytestmark = pytest.mark.django_db
+
+PASSAGES = (
+    "Mitochondria release energy from glucose during cellular respiration in most cells.",
+    "Chloroplasts capture light energy and store it in the chemical bonds of glucose.",
+    "Ribosomes build proteins by linking amino acids in the order given by messenger RNA.",
+)
+
+
+@pytest.fixture
+def batch() -> Batch:
+    corpus = make_corpus(name="tb", kind=Corpus.Kind.TEXTBOOK)
+    for i, text in enumerate(PASSAGES):
+        Passage.objects.create(
+            corpus=corpus,
+            position=i,
+            text=text,
+            text_sha256=sha256_text(text),
+            filter_status=Passage.FilterStatus.ACCEPTED,
+        )
+    batch = create_batch(BatchSpec(kind="sciq_question", corpus="tb", assignments=2))
+    batch.publish()
+    return batch
+
+
+def _valid(assignment: Assignment) -> dict[str, str]:
+    passage = assignment.hit.passages.order_by("pk").first()
+    return {
+        "passage": str(passage.pk),
+        "question": "Which organelle releases energy from glucose during cellular respiration?",
+        "answer": "mitochondria",
+    }
+
+
+def test_arrive__mturk_preview_is_read_only(client, batch: Batch) -> None:  # type: ignore[no-untyped-def]
+    hit = batch.hits.get()
+    hit.platform_ref = "HIT123"
+    hit.save()
+    response = client.get(
+        f"/hit/{batch.pk}/", {"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "HIT123"}
+    )
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "Preview" in body and "disabled" in body
+    assert PASSAGES[0] in body
+    assert "X-Frame-Options" not in response  # MTurk shows HIT pages in an iframe
+    assert not Assignment.objects.exists() and not Worker.objects.exists()
+
+
+def test_arrive__mturk_accept_creates_worker_and_assignment(client, batch: Batch) -> None:  # type: ignore[no-untyped-def]
+    hit = batch.hits.get()
+    hit.platform_ref = "HIT123"
+    hit.save()
+    params = {
+        "assignmentId": "ASG1",
+        "hitId": "HIT123",
+        "workerId": "AWORKER",
+        "turkSubmitTo": "https://x.test",
+    }
+    response = client.get(f"/hit/{batch.pk}/", params)
+    assignment = Assignment.objects.get()
+    assert response.status_code == 302 and response["Location"] == hit_links.url_for(assignment)
+    assert assignment.platform_ref == "ASG1" and assignment.worker.platform == "mturk"
+    assert assignment.platform_meta["turk_submit_to"] == "https://x.test/mturk/externalSubmit"
+    # Arriving again (a reload inside MTurk) resumes the same assignment.
+    client.get(f"/hit/{batch.pk}/", params)
+    assert Assignment.objects.count() == 1
+    bad = client.get(f"/hit/{batch.pk}/", {**params, "turkSubmitTo": "javascript:alert(1)"})
+    assert bad.status_code == 400 and "turkSubmitTo" in bad.content.decode()
+
+
+def test_assignment_page__consent_first_then_task(client, batch: Batch) -> None:  # type: ignore[no-untyped-def]
+    assignment = claim_next(batch, make_worker("a"))
+    url = hit_links.url_for(assignment)
+    first = client.get(url)
+    assert 'name="consent"' in first.content.decode()
+    refused = client.post(f"{url}consent/", {})
+    assert refused.status_code == 400 and not Consent.objects.exists()
+    given = client.post(f"{url}consent/", {"consent": "yes"})
+    assert given.status_code == 302 and given["Location"].endswith("?tutorial=1")
+    task = client.get(url).content.decode()
+    assert 'id="hit-form"' in task and PASSAGES[1] in task
+
+
+def test_assignment_page__forged_link_is_404(client, batch: Batch) -> None:  # type: ignore[no-untyped-def]
+    assignment = claim_next(batch, make_worker("a"))
+    token = hit_links.token_for(assignment)
+    assert client.get(f"/a/{token[:-2]}xx/").status_code == 404
+    assert client.post(f"/a/{token[:-2]}xx/draft/", {"question": "x"}).status_code == 404
+
+
+def test_save_draft__kept_and_shown_again(client, batch: Batch) -> None:  # type: ignore[no-untyped-def]
+    assignment = claim_next(batch, make_worker("a"))
+    Consent.objects.create(worker=assignment.worker, batch=batch)
+    url = hit_links.url_for(assignment)
+    response = client.post(f"{url}draft/", {"question": "Half-written <b>question</b>", "junk": "dropped"})
+    assert response.status_code == 200 and response.json()["saved"]
+    assignment.refresh_from_db()
+    assert assignment.draft == {"question": "Half-written <b>question</b>"}
+    body = client.get(url).content.decode()
+    assert "Half-written &lt;b&gt;question&lt;/b&gt;" in body
+
+
+def test_submit__stored_once_then_link_closed(client, batch: Batch) -> None:  # type: ignore[no-untyped-def]
+    assignment = claim_next(batch, make_worker("a"))
+    Consent.objects.create(worker=assignment.worker, batch=batch)
+    url = hit_links.url_for(assignment)
+    response = client.post(url, _valid(assignment))
+    assert response.status_code == 200 and "Thank you" in response.content.decode()
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.SUBMITTED and assignment.time_on_task_seconds is not None
+    assert assignment.qa_pairs.count() == 1
+    again = client.post(url, _valid(assignment))  # a double submit changes nothing
+    assert again.status_code == 200 and assignment.qa_pairs.count() == 1
+    late = client.post(f"{url}draft/", {"question": "too late"})
+    assert late.status_code == 409 and late.json()["status"] == "submitted"
+
+
+def test_submit__prolific_redirects_to_completion(client, batch: Batch) -> None:  # type: ignore[no-untyped-def]
+    batch.options = {"completion_code": "C0DE42"}
+    batch.save()
+    params = {"PROLIFIC_PID": "pid1", "STUDY_ID": "study1", "SESSION_ID": "sess1"}
+    arrival = client.get(f"/hit/{batch.pk}/", params)
+    assignment = Assignment.objects.get()
+    assert arrival["Location"] == hit_links.url_for(assignment) and assignment.platform_ref == "sess1"
+    Consent.objects.create(worker=assignment.worker, batch=batch)
+    done = client.post(arrival["Location"], _valid(assignment))
+    assert done.status_code == 302
+    assert done["Location"] == "https://app.prolific.com/submissions/complete?cc=C0DE42"
+
+
+def test_submit__mturk_posts_to_external_submit(client, batch: Batch) -> None:  # type: ignore[no-untyped-def]
+    hit = batch.hits.get()
+    hit.platform_ref = "HIT9"
+    hit.save()
+    params = {
+        "assignmentId": "ASG9",
+        "hitId": "HIT9",
+        "workerId": "W9",
+        "turkSubmitTo": "https://sandbox.test",
+    }
+    url = client.get(f"/hit/{batch.pk}/", params)["Location"]
+    assignment = Assignment.objects.get()
+    Consent.objects.create(worker=assignment.worker, batch=batch)
+    body = client.post(url, _valid(assignment)).content.decode()
+    assert 'action="https://sandbox.test/mturk/externalSubmit"' in body
+    assert 'name="assignmentId" value="ASG9"' in body
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.SUBMITTED  # stored before MTurk is told
+
+
+def test_return_and_expiry_close_the_link(client, batch: Batch) -> None:  # type: ignore[no-untyped-def]
+    worker = make_worker("local-a")
+    assignment = claim_next(batch, worker)
+    url = hit_links.url_for(assignment)
+    response = client.post(f"{url}return/")
+    assert response.status_code == 302
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.RETURNED
+    assert client.get(url).status_code == 410
+    other = claim_next(batch, make_worker("local-b"))
+    Assignment.objects.filter(pk=other.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    expired = client.get(hit_links.url_for(other))
+    assert expired.status_code == 410 and "Time is up" in expired.content.decode()
+    other.refresh_from_db()
+    assert other.status == Assignment.Status.EXPIRED

@@ -1,0 +1,216 @@
+"""The local crowd: claiming HITs (race-safe), caps, time limits, returns, invites (services/assigning.py,
+crowd/invites.py) and the worker pages."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from annotation.models import HIT, Assignment, Batch, Corpus, Passage, QAPair, sha256_text
+from annotation.services.assigning import ClaimRefused, claim_next, return_assignment
+from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
+from crowd.invites import InviteError, create_invites, find_invite, redeem
+from crowd.models import Qualification
+from tests.factories import make_corpus, make_document, make_worker
+
+pytestmark = pytest.mark.django_db
+
+
+def _textbook(n_passages: int) -> Corpus:
+    corpus = make_corpus(name="tb", kind=Corpus.Kind.TEXTBOOK)
+    for i in range(n_passages):
+        text = f"Passage {i}: mitochondria release energy from glucose during cellular respiration."
+        Passage.objects.create(
+            corpus=corpus,
+            position=i,
+            text=text,
+            text_sha256=sha256_text(text),
+            filter_status=Passage.FilterStatus.ACCEPTED,
+        )
+    return corpus
+
+
+def _published(spec: BatchSpec) -> Batch:
+    batch = create_batch(spec)
+    batch.publish()
+    return batch
+
+
+def test_create_batch__sciq_hits_have_three_disjoint_passages() -> None:
+    _textbook(10)
+    batch = create_batch(BatchSpec(kind="sciq_question", corpus="tb"))
+    groups = [set(h.passages.values_list("pk", flat=True)) for h in batch.hits.all()]
+    assert len(groups) == 3 and all(len(g) == 3 for g in groups)
+    assert len(set().union(*groups)) == 9
+    # A second batch only gets what the first one does not show.
+    with pytest.raises(BatchSpecError, match="no accepted, unused passage"):
+        create_batch(BatchSpec(kind="sciq_question", corpus="tb"))
+
+
+def test_create_batch__passage_hits_beside_syllabus_hits() -> None:
+    """HITs without passages (syllabus HITs) must not hide every passage (NULL in NOT IN)."""
+    make_document(make_corpus(name="syl"), name="bio101")
+    create_batch(BatchSpec(kind="syllabus_qa", corpus="syl"))
+    _textbook(3)
+    assert create_batch(BatchSpec(kind="sciq_question", corpus="tb")).hits.count() == 1
+
+
+def test_create_batch__unknown_corpus_and_document() -> None:
+    with pytest.raises(BatchSpecError, match="no corpus named 'nope'"):
+        create_batch(BatchSpec(kind="syllabus_qa", corpus="nope"))
+    make_document(make_corpus(name="syl"), name="bio101")
+    with pytest.raises(BatchSpecError, match="no document named 'chem'"):
+        create_batch(BatchSpec(kind="syllabus_qa", corpus="syl", documents=("chem",)))
+
+
+def test_claim_next__resumes_then_gives_distinct_hits() -> None:
+    _textbook(6)
+    batch = _published(BatchSpec(kind="sciq_question", corpus="tb"))
+    a, b = make_worker("a"), make_worker("b")
+    first = claim_next(batch, a)
+    assert claim_next(batch, a).pk == first.pk  # resumed, not a second HIT
+    second = claim_next(batch, b)
+    assert first.hit_id != second.hit_id
+    with pytest.raises(ClaimRefused, match="no HIT left"):
+        claim_next(batch, make_worker("c"))
+
+
+def test_claim_next__draft_batch_and_blocked_worker_refused() -> None:
+    make_document(make_corpus(name="syl"), name="bio101")
+    batch = create_batch(BatchSpec(kind="syllabus_qa", corpus="syl"))
+    with pytest.raises(ClaimRefused, match="draft"):
+        claim_next(batch, make_worker("a"))
+    batch.publish()
+    with pytest.raises(ClaimRefused, match="cannot take HITs"):
+        claim_next(batch, make_worker("b", blocked=True))
+
+
+def test_claim_next__required_qualification_from_screening() -> None:
+    make_document(make_corpus(name="syl"), name="bio101")
+    batch = _published(
+        BatchSpec(kind="syllabus_qa", corpus="syl", options={"required_qualification": "screened"})
+    )
+    worker = make_worker("a")
+    with pytest.raises(ClaimRefused, match="screening"):
+        claim_next(batch, worker)
+    Qualification.objects.create(worker=worker, name="screened")
+    assert claim_next(batch, worker).hit.batch_id == batch.pk
+
+
+def test_claim_next__pair_cap_per_worker() -> None:
+    corpus = make_corpus(name="syl")
+    make_document(corpus, name="d1")
+    make_document(corpus, name="d2")
+    batch = _published(BatchSpec(kind="syllabus_qa", corpus="syl", max_pairs_per_worker=20))
+    worker = make_worker("a")
+    first = claim_next(batch, worker)
+    first.submit({})
+    QAPair.objects.bulk_create(
+        QAPair(
+            corpus=corpus,
+            document=first.hit.document,
+            assignment=first,
+            position=i,
+            question_type="yes/no",
+            question=f"Question {i}?",
+            answer="Yes",
+        )
+        for i in range(14)
+    )
+    with pytest.raises(ClaimRefused, match="maximum number of QA pairs"):
+        claim_next(batch, worker)  # 14 written + 14 more would pass the cap of 20
+    assert claim_next(batch, make_worker("b")).hit_id != first.hit_id
+
+
+def test_claim_next__expired_assignment_frees_the_slot() -> None:
+    make_document(make_corpus(name="syl"), name="bio101")
+    batch = _published(BatchSpec(kind="syllabus_qa", corpus="syl", time_limit_minutes=30))
+    first = claim_next(batch, make_worker("a"))
+    Assignment.objects.filter(pk=first.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    other = claim_next(batch, make_worker("b"))
+    first.refresh_from_db()
+    assert first.status == Assignment.Status.EXPIRED
+    assert other.hit_id == first.hit_id
+
+
+def test_return_assignment__slot_goes_to_someone_else() -> None:
+    make_document(make_corpus(name="syl"), name="bio101")
+    batch = _published(BatchSpec(kind="syllabus_qa", corpus="syl"))
+    first = claim_next(batch, make_worker("a"))
+    return_assignment(first)
+    assert claim_next(batch, make_worker("b")).hit_id == first.hit_id
+    with pytest.raises(ClaimRefused):
+        claim_next(batch, make_worker("a"))  # one assignment per worker per HIT, even after a return
+
+
+@pytest.mark.django_db(transaction=True)
+def test_claim_next__concurrent_workers_get_different_passages() -> None:
+    """Eight workers ask at the same instant for four HITs: four win, each a different HIT."""
+    if connection.vendor == "sqlite" and connection.settings_dict["NAME"] == ":memory:":
+        pytest.skip("threads need a file database")
+    _textbook(12)
+    batch = _published(BatchSpec(kind="sciq_question", corpus="tb"))
+    workers = [make_worker(f"w{i}") for i in range(8)]
+    barrier = threading.Barrier(len(workers))
+    won: list[int] = []
+    refused: list[str] = []
+    lock = threading.Lock()
+
+    def ask(worker) -> None:  # type: ignore[no-untyped-def]
+        try:
+            barrier.wait()
+            assignment = claim_next(batch, worker)
+            with lock:
+                won.append(assignment.hit_id)
+        except ClaimRefused as exc:
+            with lock:
+                refused.append(str(exc))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=ask, args=(w,)) for w in workers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(won) == 4 and len(set(won)) == 4, (won, refused)
+    assert len(refused) == 4
+    passages = [
+        p for hit in HIT.objects.filter(pk__in=won) for p in hit.passages.values_list("pk", flat=True)
+    ]
+    assert len(passages) == len(set(passages)) == 12
+
+
+def test_invites__one_time_and_tied_to_batch() -> None:
+    make_document(make_corpus(name="syl"), name="bio101")
+    batch = _published(BatchSpec(kind="syllabus_qa", corpus="syl"))
+    issued = create_invites(2, batch=batch, label="lab", base_url="http://testserver")
+    assert len({i.url for i in issued}) == 2
+    token = issued[0].url.rstrip("/").rsplit("/", 1)[1]
+    assert issued[0].invite.token_sha256 != token  # only the hash is stored
+    worker = redeem(token)
+    assert worker.platform == "local" and worker.user is not None and not worker.user.has_usable_password()
+    with pytest.raises(InviteError, match="already been used"):
+        find_invite(token)
+    with pytest.raises(InviteError, match="not valid"):
+        find_invite("forged")
+
+
+def test_worker_pages__invite_login_next_and_home(client) -> None:  # type: ignore[no-untyped-def]
+    make_document(make_corpus(name="syl"), name="bio101")
+    batch = _published(BatchSpec(kind="syllabus_qa", corpus="syl"))
+    url = create_invites(1, base_url="http://testserver")[0].url.replace("http://testserver", "")
+    assert client.get(url).status_code == 200  # a GET (a link preview) does not use the invite
+    response = client.post(url)
+    assert response.status_code == 302 and response["Location"] == "/work/"
+    home = client.get("/work/")
+    assert batch.title in home.content.decode()
+    response = client.post(f"/work/batches/{batch.pk}/next/")
+    assert response.status_code == 302 and response["Location"].startswith("/a/")
+    assert Assignment.objects.filter(hit__batch=batch).count() == 1
+    assert "Continue" in client.get("/work/").content.decode()
+    assert client.post(url).status_code == 410  # the link is spent
