@@ -12,9 +12,10 @@ from django.core import signing
 from django.http import Http404
 from django.urls import reverse
 
-from annotation.models import Assignment
+from annotation.models import HIT, Assignment
 
 SALT = "crowdqa.hit-link"
+PREVIEW_SALT = "crowdqa.hit-preview"
 
 
 def token_for(assignment: Assignment) -> str:
@@ -45,3 +46,29 @@ def assignment_for(token: str) -> Assignment:
 def url_for(assignment: Assignment, name: str = "hits:assignment") -> str:
     """The path of an assignment page (or of one of its endpoints)."""
     return reverse(name, kwargs={"token": token_for(assignment)})
+
+
+def preview_token_for(hit: HIT) -> str:
+    """A token that shows one HIT's material read-only (MTurk previews, researcher previews).
+
+    It grants no assignment: only the HIT's own document pages can be fetched with it.
+    """
+    return "p" + signing.dumps(hit.pk, salt=PREVIEW_SALT)
+
+
+def hit_for_preview(token: str) -> HIT:
+    """The HIT a preview token names.
+
+    Raises:
+        Http404: for anything but a valid preview token.
+    """
+    if not token.startswith("p"):
+        raise Http404("This preview link is not valid.")
+    try:
+        pk = signing.loads(token[1:], salt=PREVIEW_SALT)
+    except signing.BadSignature as exc:
+        raise Http404("This preview link is not valid.") from exc
+    hit = HIT.objects.select_related("document").filter(pk=pk).first()
+    if hit is None:
+        raise Http404("This preview link is not valid.")
+    return hit

@@ -24,7 +24,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import hit_links
-from annotation.hits import FormCheck, HitHandler, handler_for
+from annotation.hits import FormCheck, HitConflict, HitHandler, handler_for
 from annotation.models import HIT, Assignment, Batch, Document, IllegalTransition
 from annotation.services import assigning
 from annotation.views import researcher_allowed
@@ -55,7 +55,7 @@ def _page_context(
         "batch": hit.batch,
         "assignment": assignment,
         "preview": assignment is None,
-        "token": hit_links.token_for(assignment) if assignment else "",
+        "token": hit_links.token_for(assignment) if assignment else hit_links.preview_token_for(hit),
         "fields": fields,
         "errors": check.errors if check else {},
         "warnings": check.warnings if check else {},
@@ -181,15 +181,23 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
         return render(
             request, handler.template_name, _page_context(assignment.hit, handler, assignment, check)
         )
-    with transaction.atomic():
-        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
-        try:
-            locked.submit(fields)
-        except IllegalTransition:
-            return _after_submit(request, locked)
-        handler.store(locked, check)
-        locked.hit.complete_if_done()
-        transaction.on_commit(lambda: _after_commit(locked.pk))
+    try:
+        with transaction.atomic():
+            locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+            try:
+                locked.submit(fields)
+            except IllegalTransition:
+                return _after_submit(request, locked)
+            handler.store(locked, check)
+            locked.hit.complete_if_done()
+            transaction.on_commit(lambda: _after_commit(locked.pk))
+    except HitConflict as exc:
+        assignment.refresh_from_db()
+        assignment.save_draft(fields)
+        check.error("__all__", str(exc))
+        return render(
+            request, handler.template_name, _page_context(assignment.hit, handler, assignment, check)
+        )
     logger.info("Worker(%s) submitted Assignment(%s)", locked.worker_id, locked.pk)
     return _after_submit(request, locked)
 
@@ -279,16 +287,15 @@ def give_consent(request: HttpRequest, token: str) -> HttpResponse:
     return redirect(hit_links.url_for(assignment) + "?tutorial=1")
 
 
-def _document_of(request: HttpRequest, token: str, pk: int) -> Document:
-    """The document of an assignment (or any document, for researchers previewing with token "-")."""
-    if token == "-":
-        if not researcher_allowed(request):
-            raise Http404("No such document")
-        return get_object_or_404(Document, pk=pk)
-    assignment = hit_links.assignment_for(token)
-    if assignment.hit.document_id != pk:
+def _document_of(token: str, pk: int) -> Document:
+    """The document of the assignment (or, with a preview token, of the HIT) that ``token`` names."""
+    if token.startswith("p"):
+        document = hit_links.hit_for_preview(token).document
+    else:
+        document = hit_links.assignment_for(token).hit.document
+    if document is None or document.pk != pk:
         raise Http404("No such document")
-    return assignment.hit.document
+    return document
 
 
 @require_GET
@@ -297,7 +304,7 @@ def document_page_image(request: HttpRequest, token: str, pk: int, page: int) ->
     """One PDF page of the HIT's syllabus as a PNG (rendered once, then cached on disk)."""
     from annotation.pdf_render import render_page
 
-    document = _document_of(request, token, pk)
+    document = _document_of(token, pk)
     if not document.pdf:
         raise Http404(f"Document({pk}) has no PDF")
     try:

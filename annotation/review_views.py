@@ -14,6 +14,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from django.views.generic import DetailView
 
@@ -104,3 +105,49 @@ def batch_status(request: HttpRequest, pk: int) -> HttpResponse:
     except (IllegalTransition, LifecycleError) as exc:
         messages.error(request, f"Batch({pk}): {exc}")
     return redirect("annotation:batch", pk=pk)
+
+
+@require_POST
+def bonus_assignment(request: HttpRequest, pk: int) -> HttpResponse:
+    """Pay a bonus for one submission (once per reason: a double click or a retry pays nothing more)."""
+    from crowd.services.review import ReviewError, bonus
+
+    _require_staff(request)
+    assignment = get_object_or_404(Assignment, pk=pk)
+    try:
+        cents = int(request.POST.get("cents", ""))
+        result = bonus(assignment, cents, request.POST.get("reason", ""))
+        messages.success(
+            request, f"Assignment({pk}) bonus of {cents}¢: {result.status.value.replace('_', ' ')}."
+        )
+    except ValueError:
+        messages.error(request, f"Assignment({pk}): the bonus must be a whole number of cents.")
+    except ReviewError as exc:
+        messages.error(request, str(exc))
+    return redirect("annotation:assignment", pk=pk)
+
+
+@require_POST
+def worker_block(request: HttpRequest, pk: int) -> HttpResponse:
+    """Block or unblock a worker on their platform and locally (``action`` = block | unblock)."""
+    from crowd.models import Worker
+    from crowd.services.review import ReviewError, block_worker, unblock_worker
+
+    _require_staff(request)
+    worker = get_object_or_404(Worker, pk=pk)
+    try:
+        if request.POST.get("action") == "unblock":
+            unblock_worker(worker, request.POST.get("reason", ""))
+            messages.success(request, f"Worker {worker.pseudonym} unblocked.")
+        else:
+            reason = request.POST.get("reason", "").strip()
+            if not reason:
+                raise ReviewError("A block needs a reason (it is kept with the worker).")
+            block_worker(worker, reason)
+            messages.success(request, f"Worker {worker.pseudonym} blocked.")
+    except ReviewError as exc:
+        messages.error(request, str(exc))
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        target = "annotation:home"
+    return redirect(target)

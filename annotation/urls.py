@@ -16,5 +16,7 @@ urlpatterns = [
     path("batches/<int:pk>/status/", review_views.batch_status, name="batch-status"),
     path("assignments/<int:pk>/", review_views.AssignmentDetailView.as_view(), name="assignment"),
     path("assignments/<int:pk>/review/", review_views.review_assignment, name="assignment-review"),
+    path("assignments/<int:pk>/bonus/", review_views.bonus_assignment, name="assignment-bonus"),
+    path("workers/<int:pk>/block/", review_views.worker_block, name="worker-block"),
     path("jobs/<int:pk>/", views.JobDetailView.as_view(), name="job"),
 ]

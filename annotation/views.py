@@ -18,6 +18,7 @@ from django.shortcuts import get_object_or_404
 from django.views.generic import DetailView, TemplateView
 
 from annotation.models import HIT, Assignment, Batch, Corpus, Document, Job, Passage, QAPair
+from crowd.services.dashboard import batch_stats
 
 
 def researcher_allowed(request: HttpRequest) -> bool:
@@ -155,6 +156,7 @@ class BatchDetailView(ResearcherRequiredMixin, DetailView):
             .order_by("-submitted_at")[:200]
         )
         context["first_hit"] = batch.hits.order_by("position").first()
+        context["stats"] = batch_stats(batch)
         context["children"] = batch.children.all()
         return context
 

@@ -152,6 +152,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Periodic jobs (run ``celery -A config beat``, or ``worker -B`` on a single machine as the demo does).
 CELERY_BEAT_SCHEDULE = {
     "expire-overdue-assignments": {"task": "annotation.tasks.expire_overdue_assignments", "schedule": 60.0},
+    "crowd-sync-batches": {
+        "task": "crowd.tasks.sync_batches",
+        "schedule": float(os.environ.get("CROWDQA_SYNC_SECONDS", "300")),
+    },
 }
 
 # Researcher pages open without login (the local demo turns this on; never on a public server).
@@ -162,6 +166,8 @@ MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)
 PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
 PROLIFIC_WEBHOOK_SECRET = os.environ.get("PROLIFIC_WEBHOOK_SECRET", "")
+PROLIFIC_WORKSPACE_ID = os.environ.get("PROLIFIC_WORKSPACE_ID", "")
+PROLIFIC_BLOCK_GROUP_ID = os.environ.get("PROLIFIC_BLOCK_GROUP_ID", "")
 # Salt for stable worker pseudonyms: released data carries these, never platform ids.
 CROWDQA_PSEUDONYM_SALT = os.environ.get("CROWDQA_PSEUDONYM_SALT", SECRET_KEY)
 

@@ -9,5 +9,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include(hit_patterns)),
     path("work/", include(worker_patterns)),
+    path("crowd/", include("crowd.urls")),
     path("", include("annotation.urls")),
 ]

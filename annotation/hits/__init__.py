@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from annotation.hits.base import FormCheck, HitHandler
+from annotation.hits.base import FormCheck, HitConflict, HitHandler
 from annotation.models import Batch
 
 
@@ -25,4 +25,4 @@ def handler_for(kind: str) -> HitHandler:
     return handlers[kind]()
 
 
-__all__ = ["FormCheck", "HitHandler", "handler_for"]
+__all__ = ["FormCheck", "HitConflict", "HitHandler", "handler_for"]

@@ -51,6 +51,12 @@ class FormCheck:
         self.warnings.setdefault(name, []).append(message)
 
 
+class HitConflict(Exception):
+    """Raised by ``store`` when the world changed between the check and the store (e.g. the chosen
+    passage was taken by someone else): the submission's transaction rolls back and the worker sees the
+    message with every field kept."""
+
+
 class HitHandler(abc.ABC):
     """What one kind of HIT shows, accepts and stores."""
 
@@ -87,4 +93,8 @@ class HitHandler(abc.ABC):
 
     @abc.abstractmethod
     def store(self, assignment: Assignment, check: FormCheck) -> None:
-        """Turn a valid submission into rows; called inside the submission's transaction."""
+        """Turn a valid submission into rows; called inside the submission's transaction.
+
+        Raises:
+            HitConflict: to roll the submission back and show the worker why.
+        """

@@ -15,7 +15,6 @@ from datetime import timedelta
 from typing import Any, Optional
 
 from django.db import IntegrityError, transaction
-from django.db.models import Sum
 from django.utils import timezone
 
 from annotation.models import HIT, Assignment, Batch, QAPair
@@ -75,10 +74,10 @@ def check_can_work(batch: Batch, worker: Worker) -> None:
         ).count()
         if written + (held + 1) * per_hit > batch.max_pairs_per_worker:
             raise ClaimRefused("You have reached the maximum number of QA pairs for this batch. Thank you!")
-    if batch.budget_cap_cents is not None and batch.reward_cents:
-        committed = Assignment.objects.filter(hit__batch=batch).live().count() * batch.reward_cents
-        bonuses = batch.payments.filter(kind="bonus").aggregate(n=Sum("amount_cents"))["n"] or 0
-        if committed + bonuses + batch.reward_cents > batch.budget_cap_cents:
+    if batch.budget_cap_cents is not None:
+        from crowd.services.lifecycle import budget_allows_one_more
+
+        if not budget_allows_one_more(batch):
             raise ClaimRefused("This batch has used its budget; no more work is handed out.")
 
 

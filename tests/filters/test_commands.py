@@ -38,6 +38,10 @@ def test_filter_sentences__missing_file() -> None:
 
 def test_filter_passages__stores_verdicts_and_resumes() -> None:
     call_command("load_demo", stdout=StringIO())
+    # load_demo filters the demo passages itself (to open its SciQ batch): start again from pending.
+    Passage.objects.filter(corpus__name="demo-textbook").update(
+        filter_status=Passage.FilterStatus.PENDING, filtered_at=None
+    )
     (summary,) = _lines("filter_passages", "demo-textbook", "--sync")
     assert summary["status"] == "done" and summary["judged"] == 12 and summary["pending"] == 0
     assert summary["accepted"] + summary["rejected"] == 12

@@ -50,10 +50,14 @@
     };
     window.addEventListener("pagehide", beacon);
     document.addEventListener("visibilitychange", function () { if (document.visibilityState === "hidden") beacon(); });
-    form.addEventListener("submit", function () {
-      dirty = false;
-      var button = form.querySelector("[type=submit]");
-      if (button) { setTimeout(function () { button.disabled = true; button.textContent = "Submitting…"; }, 0); }
+    form.addEventListener("submit", function (event) {
+      // Runs after every other submit listener: only a submit nobody cancelled disables the button.
+      setTimeout(function () {
+        if (event.defaultPrevented) return;
+        dirty = false;
+        var button = form.querySelector("[type=submit]");
+        if (button) { button.disabled = true; button.textContent = "Submitting…"; }
+      }, 0);
     });
   }
 
@@ -90,6 +94,11 @@
     });
   });
   var summary = document.getElementById("error-summary");
+  if (summary && window.history.replaceState) {
+    // This page answers a POST: make a reload a plain GET, which shows the newest autosaved draft
+    // instead of re-sending the older fields.
+    window.history.replaceState(null, "", window.location.pathname);
+  }
   if (summary) {
     var first = document.querySelector(".field-error");
     if (first && first.scrollIntoView) first.scrollIntoView({ block: "center" });

@@ -1,0 +1,194 @@
+"""SciQ stage 1: the worker picks one of three passages (or rejects all three) and writes a question.
+
+Why: papers/sciq-crowdsourcing-mcq.txt 3.1 shows each worker three filtered textbook passages so that
+they can skip unsuitable ones, asks for a question of 6-30 words that is not a yes/no question with an
+answer of at most 3 words, and never reuses a chosen passage. The rules themselves live in
+:mod:`filters.qc_sciq`; this handler only maps their findings onto the form's fields.
+
+Form fields (DESIGN.md "HIT form contract"): ``passage`` (a passage id of this HIT, or ``none``),
+``question``, ``answer``; plus this page's extension ``reject_reason`` (optional, with ``none``).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, ClassVar, Optional
+
+from annotation import question_types as qt
+from annotation.hits.base import Fields, FormCheck, HitConflict, HitHandler
+from annotation.models import HIT, Assignment, Passage, QAPair
+from filters.qc_common import ERROR
+from filters.qc_sciq import SciQItem, SciQOptions, check_item
+
+logger = logging.getLogger(__name__)
+
+NONE_SUITABLE = "none"
+"""The ``passage`` value that rejects all three passages."""
+
+QC_OPTIONS = SciQOptions(check_distractors=False)
+
+HINTS: dict[str, str] = {
+    "question_length": "Aim for one complete sentence of 6 to 30 words.",
+    "answer_length": "Shorter is better: a word or a short phrase from the passage.",
+    "yes_no_question": "Ask what, which, how, why... so that the answer is a word or phrase, not yes or no.",
+    "answer_in_question": "Rephrase the question so that it does not contain its own answer.",
+    "answer_not_in_passage": "Check the spelling, or copy the answer from the passage if you can.",
+}
+
+
+class PassageTaken(HitConflict):
+    """The chosen passage got a question from someone else between the check and the store.
+
+    Raised inside the submission transaction so that it rolls back (nothing of the submission is kept).
+    """
+
+
+@dataclass(frozen=True)
+class QuestionAnswers:
+    """A valid stage-1 submission: a question about one passage, or the rejection of all three."""
+
+    passage_id: Optional[int]
+    question: str = ""
+    answer: str = ""
+    normalized_answer: str = ""
+    qc_flags: tuple[str, ...] = ()
+    rejected_passage_ids: tuple[int, ...] = ()
+    reject_reason: str = ""
+
+
+def _message(code: str, text: str) -> str:
+    sentence = text[:1].upper() + text[1:]
+    hint = HINTS.get(code, "")
+    return f"{sentence}. {hint}".strip()
+
+
+class SciQQuestionHandler(HitHandler):
+    """Three passages, a choice among them, and one question with its short answer."""
+
+    template_name = "hits/sciq_question.html"
+    tutorial_kind = "sciq_question"
+    field_names: ClassVar[frozenset[str]] = frozenset({"passage", "question", "answer", "reject_reason"})
+
+    def accepts_field(self, name: str) -> bool:
+        """The contract's three fields and the optional reason for rejecting all passages."""
+        return name in self.field_names
+
+    def context(self, hit: HIT, assignment: Optional[Assignment]) -> dict[str, Any]:
+        """The HIT's three passages (id, form value, text, word count) and the length limits."""
+        passages = [
+            {"id": p.pk, "value": str(p.pk), "number": i, "text": p.text, "words": len(p.text.split())}
+            for i, p in enumerate(hit.passages.order_by("pk"), start=1)
+        ]
+        return {
+            "passages": passages,
+            "none_value": NONE_SUITABLE,
+            "limits": {
+                "question_min": QC_OPTIONS.min_question_words,
+                "question_max": QC_OPTIONS.max_question_words,
+                "answer_max": QC_OPTIONS.max_answer_words,
+            },
+        }
+
+    def check(self, hit: HIT, assignment: Assignment, fields: Fields) -> FormCheck:
+        """Check the passage choice, then run SciQ QC on the question, answer and chosen passage.
+
+        QC errors block the submission and are shown next to their field; ``answer_not_in_passage`` is
+        a warning (its QC severity is ``review``).
+        """
+        result = FormCheck(fields=fields)
+        choice = str(fields.get("passage", "")).strip()
+        offered = {p.pk: p for p in hit.passages.all()}
+        if choice == NONE_SUITABLE:
+            result.cleaned = QuestionAnswers(
+                passage_id=None,
+                rejected_passage_ids=tuple(sorted(offered)),
+                reject_reason=str(fields.get("reject_reason", "")).strip(),
+            )
+            return result
+        passage = offered.get(int(choice)) if choice.isdigit() else None
+        if not choice:
+            result.error("passage", "Choose the passage your question is about, or “None of these passages”.")
+        elif passage is None:
+            result.error(
+                "passage", f"Passage {choice!r} is not one of this HIT's passages; choose one of the three."
+            )
+        elif passage.used_by_id is not None:
+            result.error(
+                "passage", "Another worker has just written a question about this passage; choose another."
+            )
+        question = str(fields.get("question", "")).strip()
+        answer = str(fields.get("answer", "")).strip()
+        if not question:
+            result.error("question", "Write a question about the passage you chose.")
+        if not answer:
+            result.error("answer", "Write the answer (a word or short phrase from the passage).")
+        qc = check_item(
+            SciQItem(
+                id=f"assignment-{assignment.pk}",
+                question=question,
+                answer=answer,
+                passage=passage.text if passage is not None else "",
+            ),
+            QC_OPTIONS,
+        )
+        for issue in qc.issues:
+            if not question and issue.field == "question":
+                continue  # "Write a question" already says it
+            message = _message(issue.code, issue.message)
+            if issue.severity == ERROR:
+                result.error(issue.field, message)
+            else:
+                result.warn(issue.field, message)
+        if result.ok and passage is not None:
+            result.cleaned = QuestionAnswers(
+                passage_id=passage.pk,
+                question=question,
+                answer=answer,
+                normalized_answer=qc.normalized_answer,
+                qc_flags=qc.flags,
+            )
+        return result
+
+    def store(self, assignment: Assignment, check: FormCheck) -> None:
+        """Create the pending QA pair and mark its passage used (never offered again).
+
+        A rejection of all three stores nothing but the answers, plus the rejected passage ids under
+        ``rejected_passages``; the passages go back to the pool once this HIT is completed.
+
+        Raises:
+            PassageTaken: when the passage was used in the meantime (the transaction rolls back).
+        """
+        cleaned: QuestionAnswers = check.cleaned
+        if cleaned.passage_id is None:
+            assignment.answers = {
+                **assignment.answers,
+                "rejected_passages": list(cleaned.rejected_passage_ids),
+            }
+            assignment.save(update_fields=["answers"])
+            logger.info(
+                "Assignment(%s) rejected Passages %s", assignment.pk, list(cleaned.rejected_passage_ids)
+            )
+            return
+        passage = Passage.objects.select_for_update().get(pk=cleaned.passage_id)
+        if passage.used_by_id is not None:
+            raise PassageTaken(
+                f"Passage({passage.pk}) already has QAPair({passage.used_by_id}); "
+                f"Assignment({assignment.pk}) cannot use it"
+            )
+        pair = QAPair.objects.create(
+            corpus=assignment.hit.batch.corpus,
+            document=passage.document,
+            passage=passage,
+            assignment=assignment,
+            position=0,
+            question_type=qt.SCIQ,
+            question=cleaned.question,
+            answer=cleaned.answer,
+            normalized_answer=cleaned.normalized_answer,
+            status=QAPair.Status.PENDING,
+            qc_flags=list(cleaned.qc_flags),
+        )
+        passage.used_by = pair
+        passage.save(update_fields=["used_by"])
+        logger.info("Assignment(%s) wrote QAPair(%s) about Passage(%s)", assignment.pk, pair.pk, passage.pk)

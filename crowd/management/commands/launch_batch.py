@@ -1,0 +1,131 @@
+"""``manage.py launch_batch``: create a batch, check its cost against the budget, publish it."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from typing import Any, Optional
+
+from django.core.management.base import CommandError, CommandParser
+
+from annotation.management.commands._base import JsonCommand
+from annotation.models import Batch
+from annotation.services.batches import BatchSpec, BatchSpecError
+from crowd.services.lifecycle import LifecycleError, dry_run, launch
+
+
+def cents(value: Optional[str], option: str) -> Optional[int]:
+    """Dollars as typed ("0.50") -> integer cents; None stays None.
+
+    Raises:
+        CommandError: not a non-negative amount.
+    """
+    if value is None:
+        return None
+    try:
+        amount = Decimal(value)
+    except InvalidOperation as exc:
+        raise CommandError(f"{option} must be an amount in USD such as 0.50, got {value!r}") from exc
+    if amount < 0:
+        raise CommandError(f"{option} must not be negative, got {value}")
+    return int((amount * 100).to_integral_value())
+
+
+class Command(JsonCommand):
+    help = "Create a batch of HITs and publish it on the local crowd, MTurk or Prolific."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--kind", required=True, choices=Batch.Kind.values, help="What workers do.")
+        parser.add_argument("--provider", default="local", choices=Batch.Provider.values, help="Where.")
+        parser.add_argument("--corpus", required=True, help="Corpus name.")
+        parser.add_argument("--limit", type=int, help="At most this many HITs.")
+        parser.add_argument("--assignments", type=int, default=1, help="Workers per HIT.")
+        parser.add_argument("--reward", default="0", help="Reward per assignment in USD (0.50).")
+        parser.add_argument("--budget", help="Budget cap in USD, fees included; the batch stops there.")
+        parser.add_argument("--time-limit", type=int, default=60, help="Minutes a worker has per HIT.")
+        parser.add_argument("--max-pairs-per-worker", type=int, help="SyllabusQA cap over the batch.")
+        parser.add_argument("--max-pairs-per-document", type=int, help="SyllabusQA cap per syllabus.")
+        parser.add_argument("--document", action="append", default=[], help="Document name (repeatable).")
+        parser.add_argument(
+            "--require-qualification",
+            type=int,
+            metavar="SCREENING_BATCH_ID",
+            help="Only workers approved in this screening batch may work.",
+        )
+        parser.add_argument(
+            "--exclude-batch",
+            type=int,
+            action="append",
+            default=[],
+            metavar="BATCH_ID",
+            help="Keep out workers who did this (screening) batch (repeatable).",
+        )
+        parser.add_argument("--title", default="", help="Title shown to workers.")
+        parser.add_argument("--description", default="", help="Description shown to workers.")
+        parser.add_argument("--dry-run", action="store_true", help="Print the cost estimate; create nothing.")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        options: dict[str, Any] = {}
+        if opts["require_qualification"] is not None:
+            screening = Batch.objects.filter(
+                pk=opts["require_qualification"], kind=Batch.Kind.SCREENING
+            ).first()
+            if screening is None:
+                raise CommandError(
+                    f"--require-qualification: no screening Batch({opts['require_qualification']})"
+                )
+            options["required_qualification"] = screening.options.get(
+                "grants_qualification", f"screened-{screening.pk}"
+            )
+            if screening.options.get("screening_qualification") and screening.provider == opts["provider"]:
+                options["require_qualification_ids"] = [screening.options["screening_qualification"]]
+        excluded = []
+        for pk in opts["exclude_batch"]:
+            other = Batch.objects.filter(pk=pk).first()
+            if other is None:
+                raise CommandError(f"--exclude-batch: no Batch({pk})")
+            if other.options.get("screening_qualification") and other.provider == opts["provider"]:
+                excluded.append(other.options["screening_qualification"])
+        if excluded:
+            options["exclude_qualification_ids"] = excluded
+        spec = BatchSpec(
+            kind=opts["kind"],
+            corpus=opts["corpus"],
+            provider=opts["provider"],
+            title=opts["title"],
+            description=opts["description"],
+            limit=opts["limit"],
+            assignments=opts["assignments"],
+            reward_cents=cents(opts["reward"], "--reward") or 0,
+            time_limit_minutes=opts["time_limit"],
+            max_pairs_per_worker=opts["max_pairs_per_worker"],
+            max_pairs_per_worker_per_document=opts["max_pairs_per_document"],
+            budget_cap_cents=cents(opts["budget"], "--budget"),
+            documents=tuple(opts["document"]),
+            options=options,
+        )
+        try:
+            if opts["dry_run"]:
+                hits, estimate = dry_run(spec)
+                self.emit(
+                    {"dry_run": True, "hits": hits, "estimate": estimate.to_dict()},
+                    [f"{hits} HITs would cost {estimate.total_cents / 100:.2f} USD"],
+                )
+                return
+            batch, estimate = launch(spec)
+        except (BatchSpecError, LifecycleError) as exc:
+            raise CommandError(str(exc)) from exc
+        hits = batch.hits.count()
+        self.emit(
+            {
+                "batch": batch.pk,
+                "hits": hits,
+                "provider": batch.provider,
+                "status": batch.status,
+                "platform_ref": batch.platform_ref,
+                "estimate": estimate.to_dict(),
+            },
+            [
+                f"Batch({batch.pk}) published on {batch.provider} with {hits} HITs "
+                f"(estimate {estimate.total_cents / 100:.2f} USD)"
+            ],
+        )

@@ -1,0 +1,116 @@
+"""``manage.py review_batch``: list, approve, reject and bonus a batch's submissions on its platform."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
+
+from annotation.management.commands._base import JsonCommand
+from annotation.models import Assignment, Batch, IllegalTransition
+from crowd.services.dashboard import error_flags
+from crowd.services.review import ReviewError, approve_assignment, bonus, reject_assignment
+
+
+def submission_row(a: Assignment) -> dict[str, Any]:
+    """One assignment as the ``--list`` JSON shows it (pseudonym, never the platform id)."""
+    flags = [f for p in a.qa_pairs.all() for f in (p.qc_flags or [])]
+    return {
+        "assignment": a.pk,
+        "hit": a.hit_id,
+        "worker": a.worker.pseudonym,
+        "status": a.status,
+        "platform_ref": a.platform_ref,
+        "submitted_at": a.submitted_at,
+        "seconds": a.time_on_task_seconds,
+        "pairs": a.qa_pairs.count(),
+        "flags": sorted(set(flags)),
+        "error_flags": sorted(set(error_flags(flags))),
+        "restored": bool(a.platform_meta.get("restored")),
+    }
+
+
+class Command(JsonCommand):
+    help = "Review a batch: --list, --approve-all-passing, --approve ID..., --reject ID --reason, --bonus ID."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--batch", type=int, required=True, help="The batch.")
+        parser.add_argument("--list", action="store_true", help="Print the submissions as JSON.")
+        parser.add_argument(
+            "--approve-all-passing",
+            action="store_true",
+            help="Approve submitted work whose QA pairs have no error-severity QC flag.",
+        )
+        parser.add_argument("--approve", type=int, nargs="+", default=[], metavar="ID", help="Approve these.")
+        parser.add_argument(
+            "--reject", type=int, metavar="ID", help="Reject this assignment (needs --reason)."
+        )
+        parser.add_argument("--category", default="OTHER", help="Prolific rejection category.")
+        parser.add_argument(
+            "--bonus", type=int, metavar="ID", help="Pay a bonus to this assignment's worker."
+        )
+        parser.add_argument("--cents", type=int, help="Bonus amount in cents.")
+        parser.add_argument("--key", default=None, help="Bonus idempotency key (default from the reason).")
+        parser.add_argument(
+            "--reason", default="", help="Reason for --reject / --bonus (shown to the worker)."
+        )
+
+    def _assignment(self, batch: Batch, pk: int) -> Assignment:
+        assignment = Assignment.objects.filter(pk=pk, hit__batch=batch).first()
+        if assignment is None:
+            raise CommandError(f"no Assignment({pk}) in Batch({batch.pk})")
+        return assignment
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        batch = Batch.objects.filter(pk=opts["batch"]).first()
+        if batch is None:
+            raise CommandError(f"no Batch({opts['batch']})")
+        summary: dict[str, Any] = {
+            "batch": batch.pk,
+            "approved": [],
+            "rejected": [],
+            "bonuses": [],
+            "errors": [],
+        }
+        rows = Assignment.objects.filter(hit__batch=batch).select_related("worker").order_by("pk")
+        to_approve = [self._assignment(batch, pk) for pk in opts["approve"]]
+        if opts["approve_all_passing"]:
+            for a in rows.filter(status=Assignment.Status.SUBMITTED).prefetch_related("qa_pairs"):
+                if not error_flags([f for p in a.qa_pairs.all() for f in (p.qc_flags or [])]):
+                    to_approve.append(a)
+        for a in to_approve:
+            try:
+                approve_assignment(a)
+                summary["approved"].append(a.pk)
+            except (ReviewError, IllegalTransition) as exc:
+                summary["errors"].append({"assignment": a.pk, "error": str(exc)})
+        if opts["reject"] is not None:
+            a = self._assignment(batch, opts["reject"])
+            try:
+                reject_assignment(a, opts["reason"], opts["category"])
+            except (ReviewError, IllegalTransition) as exc:
+                raise CommandError(str(exc)) from exc
+            summary["rejected"].append(a.pk)
+        if opts["bonus"] is not None:
+            if not opts["cents"]:
+                raise CommandError("--bonus needs --cents N")
+            a = self._assignment(batch, opts["bonus"])
+            try:
+                result = bonus(a, opts["cents"], opts["reason"], key=opts["key"])
+            except ReviewError as exc:
+                raise CommandError(str(exc)) from exc
+            summary["bonuses"].append(
+                {
+                    "assignment": a.pk,
+                    "key": result.idempotency_key,
+                    "status": result.status.value,
+                    "cents": result.amount_cents,
+                }
+            )
+        if opts["list"]:
+            summary["submissions"] = [submission_row(a) for a in rows.prefetch_related("qa_pairs")]
+        self.emit(summary)
+        if summary["errors"]:
+            raise CommandError(
+                f"{len(summary['errors'])} assignment(s) could not be approved: {summary['errors']}"
+            )

@@ -1,0 +1,34 @@
+"""``manage.py sync_batches``: reconcile published batches with their platforms (the periodic job)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
+
+from annotation.management.commands._base import JsonCommand
+from annotation.models import Batch
+
+
+class Command(JsonCommand):
+    help = "Sync batches with MTurk / Prolific: restore lost submissions, follow status changes, budget."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--batch", type=int, help="Only this batch (default: every published one).")
+        parser.add_argument("--sync", action="store_true", help="Run here instead of through the queue.")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        from crowd.tasks import sync_batches
+
+        if opts["batch"] is not None and not Batch.objects.filter(pk=opts["batch"]).exists():
+            raise CommandError(f"no Batch({opts['batch']})")
+        if not opts["sync"]:
+            result = sync_batches.delay(opts["batch"])
+            self.emit({"queued": True, "task_id": result.id, "batch": opts["batch"]})
+            return
+        result = sync_batches(opts["batch"])
+        lines = [
+            f"Batch({r['batch']}): {r['restored']} restored, {r['changed']} changed"
+            for r in result["batches"]
+        ]
+        self.emit({"queued": False, **result}, lines)

@@ -1,0 +1,115 @@
+"""Numbers for a batch's dashboard: progress, cost so far, time, hourly pay, QC flags, per-worker rows.
+
+Why: the researcher watches a running batch for money (cost against the cap, effective hourly pay that
+should stay fair) and for quality (QC flag rates, workers whose pairs are often flagged). Worker rows carry
+the pseudonym only, never the platform id.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from typing import Any, Optional
+
+from django.db.models import Count
+
+from annotation.models import HIT, Assignment, Batch, QAPair
+from crowd.providers.costs import effective_hourly_pay_cents
+from crowd.services.lifecycle import estimate_for, spent_cents
+from filters.qc_common import ERROR, SEVERITY
+
+
+def _median(values: list[float]) -> Optional[float]:
+    return statistics.median(values) if values else None
+
+
+def error_flags(flags: list[str]) -> list[str]:
+    """The flags of a pair whose QC severity is ``error`` (they block automatic approval)."""
+    return [f for f in flags if SEVERITY.get(f) == ERROR]
+
+
+def batch_stats(batch: Batch) -> dict[str, Any]:
+    """Compute the dashboard of a batch.
+
+    Returns:
+        ``progress`` (HITs by status, assignments by status), ``cost`` (ledger rewards, bonuses, fees,
+        committed, total, estimate, budget cap), ``median_seconds`` per HIT, ``hourly_pay_cents``
+        (reward plus mean bonus over the median time; None without times), ``qc`` (pairs, flagged
+        pairs, rate per code) and ``workers`` (one dict per worker, by pseudonym).
+    """
+    hits = dict(HIT.objects.filter(batch=batch).values_list("status").annotate(n=Count("pk")))
+    assignments = Assignment.objects.filter(hit__batch=batch).select_related("worker")
+    by_status = Counter(a.status for a in assignments)
+    times = [
+        a.time_on_task_seconds for a in assignments if a.time_on_task_seconds is not None and a.submitted_at
+    ]
+    median_seconds = _median(times)
+    cost = spent_cents(batch)
+    submitted = sum(
+        by_status[s]
+        for s in (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED, Assignment.Status.REJECTED)
+    )
+    mean_bonus = cost["bonuses"] / submitted if submitted else 0
+    hourly = effective_hourly_pay_cents(round(batch.reward_cents + mean_bonus), median_seconds or 0)
+    pairs = list(QAPair.objects.filter(assignment__hit__batch=batch).values("assignment__worker", "qc_flags"))
+    code_counts: Counter[str] = Counter()
+    flagged = 0
+    per_worker_flags: dict[int, int] = defaultdict(int)
+    per_worker_pairs: dict[int, int] = defaultdict(int)
+    for pair in pairs:
+        flags = list(pair["qc_flags"] or [])
+        code_counts.update(set(flags))
+        flagged += bool(flags)
+        per_worker_pairs[pair["assignment__worker"]] += 1
+        per_worker_flags[pair["assignment__worker"]] += len(flags)
+    workers: dict[int, dict[str, Any]] = {}
+    worker_times: dict[int, list[float]] = defaultdict(list)
+    for a in assignments:
+        row = workers.setdefault(
+            a.worker_id,
+            {
+                "id": a.worker_id,
+                "pseudonym": a.worker.pseudonym,
+                "platform": a.worker.platform,
+                "blocked": a.worker.blocked,
+                "assignments": 0,
+                "submitted": 0,
+                "approved": 0,
+                "rejected": 0,
+            },
+        )
+        row["assignments"] += 1
+        if a.submitted_at:
+            row["submitted"] += 1
+        row["approved"] += a.status == Assignment.Status.APPROVED
+        row["rejected"] += a.status == Assignment.Status.REJECTED
+        if a.time_on_task_seconds is not None and a.submitted_at:
+            worker_times[a.worker_id].append(a.time_on_task_seconds)
+    for worker_id, row in workers.items():
+        row["median_seconds"] = _median(worker_times[worker_id])
+        row["pairs"] = per_worker_pairs.get(worker_id, 0)
+        row["flags_per_pair"] = (per_worker_flags[worker_id] / row["pairs"]) if row["pairs"] else None
+    return {
+        "batch": batch.pk,
+        "status": batch.status,
+        "provider": batch.provider,
+        "progress": {
+            "hits": {s: hits.get(s, 0) for s in HIT.Status.values},
+            "hits_total": sum(hits.values()),
+            "assignments": {s: by_status.get(s, 0) for s in Assignment.Status.values},
+        },
+        "cost": {
+            **{f"{k}_cents": v for k, v in cost.items()},
+            "estimate_cents": estimate_for(batch).total_cents,
+            "budget_cap_cents": batch.budget_cap_cents,
+        },
+        "median_seconds": median_seconds,
+        "hourly_pay_cents": hourly,
+        "qc": {
+            "pairs": len(pairs),
+            "flagged_pairs": flagged,
+            "flagged_rate": flagged / len(pairs) if pairs else None,
+            "rates": {code: n / len(pairs) for code, n in sorted(code_counts.items())},
+        },
+        "workers": sorted(workers.values(), key=lambda r: r["pseudonym"]),
+    }

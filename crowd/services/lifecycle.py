@@ -1,0 +1,364 @@
+"""A batch's life cycle on its platform: cost estimate, launch, pause / resume / stop, budget cap.
+
+Why: a researcher takes a batch from draft to paid without leaving crowdqa (issue 4). The order of
+every step is chosen so that a crash at any point can be retried: the batch and its HITs are created in
+one transaction (rolled back when the estimate exceeds the budget), the platform is called outside any
+transaction with the batch id as its idempotency reference (MTurk finds HITs of a crashed attempt by
+their RequesterAnnotation), and the platform references are stored in one transaction afterwards
+(``options["published"]`` keeps the whole ``PublishedBatch`` so later calls can rebuild it).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict
+from typing import Any, Optional
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from annotation.models import HIT, Assignment, Batch, IllegalTransition
+from annotation.services.batches import BatchSpec, create_batch
+from crowd.models import Payment
+from crowd.providers import errors
+from crowd.providers.base import CrowdProvider, PublishedBatch, PublishedUnit, PublishRequest, PublishUnit
+from crowd.providers.costs import CostEstimate, check_budget, estimate_cost, fees_for, reward_fee_cents
+from crowd.providers.factory import get_provider
+
+logger = logging.getLogger(__name__)
+
+ACTIONS = ("publish", "pause", "resume", "cancel", "complete")
+
+
+class LifecycleError(Exception):
+    """A batch cannot change as asked (over budget, not published, platform refused); shown to the user."""
+
+
+class _Rollback(Exception):
+    """Internal: undo a dry run's transaction."""
+
+
+def provider_for(batch: Batch) -> CrowdProvider:
+    """Return the batch's provider built from the Django settings.
+
+    Raises:
+        LifecycleError: the provider is not configured (missing token...).
+    """
+    try:
+        return get_provider(batch.provider, settings)
+    except errors.ProviderConfigError as exc:
+        raise LifecycleError(f"Batch({batch.pk}) provider {batch.provider}: {exc}") from exc
+
+
+def public_base_url() -> str:
+    """``PUBLIC_BASE_URL`` without a trailing slash (where platforms send workers)."""
+    return str(getattr(settings, "PUBLIC_BASE_URL", "http://localhost:8000")).rstrip("/")
+
+
+def arrival_url(batch: Batch) -> str:
+    """The page platform workers open: ``{PUBLIC_BASE_URL}/hit/<batch>/`` (Prolific adds its parameters)."""
+    return f"{public_base_url()}/hit/{batch.pk}/"
+
+
+def estimate_for(batch: Batch) -> CostEstimate:
+    """The batch's full cost: rewards, expected bonuses (``options["expected_bonus_cents"]``), fees."""
+    return estimate_cost(
+        batch.reward_cents,
+        batch.assignments_per_hit,
+        batch.hits.count(),
+        fees_for(batch.provider),
+        int(batch.options.get("expected_bonus_cents", 0)),
+    )
+
+
+def _create_checked(spec: BatchSpec, created_by: Any) -> tuple[Batch, CostEstimate]:
+    """Create the draft batch and refuse it (rolled back by the caller's atomic) when over budget."""
+    batch = create_batch(spec, created_by=created_by)
+    estimate = estimate_for(batch)
+    budget = check_budget(estimate.total_cents, 0, batch.budget_cap_cents)
+    if not budget.allowed:
+        raise LifecycleError(
+            f"the estimated cost {estimate.total_cents / 100:.2f} USD ({estimate.assignments} assignments, "
+            f"fees {estimate.fees_cents / 100:.2f} USD) exceeds the budget cap "
+            f"{batch.budget_cap_cents / 100:.2f} USD; lower --limit/--assignments/--reward or raise --budget"
+        )
+    return batch, estimate
+
+
+def dry_run(spec: BatchSpec) -> tuple[int, CostEstimate]:
+    """Return the HIT count and cost estimate of ``spec`` without keeping anything.
+
+    Raises:
+        LifecycleError: over budget. BatchSpecError: bad spec.
+    """
+    result: dict[str, Any] = {}
+    try:
+        with transaction.atomic():
+            batch, estimate = _create_checked(spec, None)
+            result.update(hits=batch.hits.count(), estimate=estimate)
+            raise _Rollback
+    except _Rollback:
+        pass
+    return result["hits"], result["estimate"]
+
+
+def launch(spec: BatchSpec, created_by: Any = None) -> tuple[Batch, CostEstimate]:
+    """Create a batch, check its cost against the budget cap, and publish it on its platform.
+
+    Args:
+        spec: what to create (kind, corpus, provider, reward, budget...).
+        created_by: the researcher.
+
+    Returns:
+        The published batch and its cost estimate.
+
+    Raises:
+        LifecycleError: over budget (nothing is kept) or the platform refused (the draft batch is kept and
+            ``publish`` can be retried).
+        BatchSpecError: bad spec (unknown corpus, nothing to annotate).
+    """
+    with transaction.atomic():
+        batch, estimate = _create_checked(spec, created_by)
+        if batch.kind == Batch.Kind.SCREENING:
+            options = dict(batch.options)
+            options.setdefault("grants_qualification", f"screened-{batch.pk}")
+            batch.options = options
+            batch.save(update_fields=["options"])
+    publish(batch)
+    return batch, estimate
+
+
+def published_of(batch: Batch) -> Optional[PublishedBatch]:
+    """Rebuild the stored ``PublishedBatch`` of a batch (None before it was published)."""
+    data = batch.options.get("published")
+    if not data:
+        return None
+    return PublishedBatch(
+        provider=data["provider"],
+        batch_ref=data["batch_ref"],
+        platform_batch_id=data["platform_batch_id"],
+        units=tuple(PublishedUnit(u["local_ref"], u["platform_id"]) for u in data["units"]),
+        sandbox=bool(data.get("sandbox", True)),
+        completion_code=data.get("completion_code", ""),
+        preview_url=data.get("preview_url", ""),
+    )
+
+
+def publish_request(batch: Batch, provider: CrowdProvider) -> PublishRequest:
+    """Translate a batch and its options into the platform-neutral ``PublishRequest``.
+
+    Options read: ``locales``, ``min_approval_rate``, ``min_approved``, ``require_qualification_ids`` /
+    ``exclude_qualification_ids`` (platform ids), ``completion_code``, ``prolific_filters``.
+    """
+    options = batch.options
+    units = tuple(
+        PublishUnit(local_ref=str(pk)) for pk in batch.hits.order_by("position").values_list("pk", flat=True)
+    )
+    return PublishRequest(
+        batch_ref=str(batch.pk),
+        title=batch.title or batch.name,
+        description=batch.description or batch.title or batch.name,
+        external_url=arrival_url(batch),
+        reward_cents=batch.reward_cents,
+        assignments=batch.assignments_per_hit,
+        duration_seconds=max(60, batch.time_limit_minutes * 60),
+        keywords=tuple(options.get("keywords", ("question answering", "writing"))),
+        units=units,
+        locales=tuple(options.get("locales", ())),
+        min_approval_rate=options.get("min_approval_rate"),
+        min_approved=options.get("min_approved"),
+        require_qualifications=tuple(options.get("require_qualification_ids", ())),
+        exclude_qualifications=tuple(options.get("exclude_qualification_ids", ())),
+        completion_code=str(options.get("completion_code", "")),
+        extra={"prolific_filters": options.get("prolific_filters", [])},
+    )
+
+
+def publish(batch: Batch) -> PublishedBatch:
+    """Publish a draft batch on its platform and store the references; a retry publishes nothing twice.
+
+    A batch that already holds ``options["published"]`` is only moved to published. Prolific does not
+    deduplicate study creation, so an attempt whose answer was lost is marked (``publish_started``) and
+    not retried automatically: check the researcher dashboard for ``crowdqa:<batch id>`` first.
+
+    Raises:
+        LifecycleError: the batch is not a draft, an earlier Prolific attempt is unresolved, or the
+            platform refused.
+    """
+    batch.refresh_from_db()
+    existing = published_of(batch)
+    if existing is not None:
+        if batch.status == Batch.Status.DRAFT:
+            batch.publish()
+        return existing
+    if batch.status != Batch.Status.DRAFT:
+        raise LifecycleError(f"Batch({batch.pk}) is {batch.status}; only a draft can be published")
+    provider = provider_for(batch)
+    if provider.name == "prolific" and batch.options.get("publish_started"):
+        raise LifecycleError(
+            f"Batch({batch.pk}): an earlier publish attempt on Prolific did not finish; check Prolific for "
+            f"a study named crowdqa:{batch.pk} and remove options.publish_started before retrying"
+        )
+    if (
+        batch.kind == Batch.Kind.SCREENING
+        and provider.name != "local"
+        and not batch.options.get("screening_qualification")
+    ):
+        qualification = provider.create_qualification(
+            f"crowdqa-screened-{batch.pk}", f"Passed the crowdqa screening batch {batch.pk}"
+        )
+        _set_options(batch, screening_qualification=qualification)
+    _set_options(batch, publish_started=timezone.now().isoformat())
+    try:
+        published = provider.publish(publish_request(batch, provider))
+    except errors.ProviderError as exc:
+        raise LifecycleError(f"Batch({batch.pk}) could not be published on {provider.name}: {exc}") from exc
+    with transaction.atomic():
+        locked = Batch.objects.select_for_update().get(pk=batch.pk)
+        options = dict(locked.options)
+        options.pop("publish_started", None)
+        options["published"] = asdict(published)
+        if published.completion_code:
+            options["completion_code"] = published.completion_code
+        locked.options = options
+        locked.platform_ref = published.platform_batch_id
+        locked.save(update_fields=["options", "platform_ref"])
+        for unit in published.units:
+            HIT.objects.filter(batch=locked, pk=int(unit.local_ref)).update(platform_ref=unit.platform_id)
+        locked.publish()
+    batch.refresh_from_db()
+    logger.info("Batch(%s) published on %s as %s", batch.pk, provider.name, published.platform_batch_id)
+    return published
+
+
+def _set_options(batch: Batch, **values: Any) -> None:
+    with transaction.atomic():
+        locked = Batch.objects.select_for_update().get(pk=batch.pk)
+        locked.options = {**locked.options, **values}
+        locked.save(update_fields=["options"])
+    batch.options = locked.options
+
+
+def _check(batch: Batch, target: str) -> None:
+    """Raise ``IllegalTransition`` before the platform is told anything."""
+    if target not in Batch.TRANSITIONS[batch.status]:
+        raise IllegalTransition(batch, batch.status, target)
+
+
+def change_status(batch: Batch, action: str) -> None:
+    """Publish, pause, resume, cancel or complete a batch, on the platform first, then locally.
+
+    Args:
+        batch: the batch (updated in place).
+        action: one of ``publish``, ``pause``, ``resume``, ``cancel``, ``complete``.
+
+    Raises:
+        LifecycleError: unknown action, the platform refused, or an MTurk batch cannot be resumed.
+        IllegalTransition: the batch's status does not allow the action.
+    """
+    if action not in ACTIONS:
+        raise LifecycleError(f"unknown action {action!r}; expected one of {', '.join(ACTIONS)}")
+    if action == "publish":
+        publish(batch)
+        return
+    published = published_of(batch)
+    provider = provider_for(batch) if published is not None else None
+    try:
+        if action == "pause":
+            _check(batch, Batch.Status.PAUSED)
+            if provider is not None and hasattr(provider, "pause"):
+                provider.pause(published)
+            elif provider is not None and provider.name == "mturk":
+                provider.stop(published)
+                _set_options(batch, mturk_expired=True)
+            batch.pause()
+        elif action == "resume":
+            if batch.options.get("mturk_expired"):
+                raise LifecycleError(
+                    f"Batch({batch.pk}): its MTurk HITs were expired when it was paused and cannot be listed "
+                    "again; launch a new batch for the remaining work"
+                )
+            _check(batch, Batch.Status.PUBLISHED)
+            if provider is not None and hasattr(provider, "resume"):
+                provider.resume(published)
+            batch.publish()
+        else:
+            _check(batch, Batch.Status.CANCELLED if action == "cancel" else Batch.Status.COMPLETED)
+            if provider is not None:
+                provider.stop(published)
+            if action == "cancel":
+                batch.cancel()
+            else:
+                batch.complete()
+    except errors.ProviderError as exc:
+        batch.refresh_from_db()
+        raise LifecycleError(f"Batch({batch.pk}) {action} on {batch.provider}: {exc}") from exc
+    logger.info("Batch(%s) %s -> %s", batch.pk, action, batch.status)
+
+
+def spent_cents(batch: Batch) -> dict[str, int]:
+    """What the batch cost so far and has committed, fees included (from the ledger and live work).
+
+    Returns:
+        ``rewards``, ``bonuses``, ``fees`` (on both), ``committed`` (accepted or submitted work not yet
+        paid, with its fee) and ``total``.
+    """
+    fees = fees_for(batch.provider)
+    paid = batch.payments.exclude(status=Payment.Status.FAILED)
+    rewards = paid.filter(kind=Payment.Kind.REWARD).aggregate(n=Sum("amount_cents"))["n"] or 0
+    reward_count = paid.filter(kind=Payment.Kind.REWARD).count()
+    bonuses = paid.filter(kind=Payment.Kind.BONUS).aggregate(n=Sum("amount_cents"))["n"] or 0
+    per_fee = (
+        reward_fee_cents(batch.reward_cents, batch.assignments_per_hit, fees) if batch.reward_cents else 0
+    )
+    bonus_fee = round(bonuses * fees.commission_rate * (1 + fees.vat_rate))
+    open_work = Assignment.objects.filter(
+        hit__batch=batch, status__in=[Assignment.Status.ACCEPTED, Assignment.Status.SUBMITTED]
+    ).count()
+    committed = open_work * (batch.reward_cents + per_fee)
+    fee_total = reward_count * per_fee + bonus_fee
+    return {
+        "rewards": rewards,
+        "bonuses": bonuses,
+        "fees": fee_total,
+        "committed": committed,
+        "total": rewards + bonuses + fee_total + committed,
+    }
+
+
+def budget_allows_one_more(batch: Batch) -> bool:
+    """True when one more assignment (reward and fee) fits under the batch's budget cap (or there is none).
+
+    The local crowd checks this before handing out a HIT; sync stops platform batches with it.
+    """
+    if batch.budget_cap_cents is None:
+        return True
+    fees = fees_for(batch.provider)
+    next_cost = batch.reward_cents + (
+        reward_fee_cents(batch.reward_cents, batch.assignments_per_hit, fees) if batch.reward_cents else 0
+    )
+    return check_budget(next_cost, spent_cents(batch)["total"], batch.budget_cap_cents).allowed
+
+
+def enforce_budget(batch: Batch) -> bool:
+    """Stop a published batch once its spent + committed cost leaves no room for one more assignment.
+
+    Returns:
+        True when the batch was stopped now.
+    """
+    batch.refresh_from_db()
+    if batch.budget_cap_cents is None or batch.status != Batch.Status.PUBLISHED:
+        return False
+    if budget_allows_one_more(batch):
+        return False
+    logger.warning(
+        "Batch(%s) reached its budget cap of %d cents: stopping it", batch.pk, batch.budget_cap_cents
+    )
+    published = published_of(batch)
+    if published is not None:
+        provider_for(batch).stop(published)
+    _set_options(batch, budget_stopped=timezone.now().isoformat(), mturk_expired=batch.provider == "mturk")
+    batch.pause()
+    return True

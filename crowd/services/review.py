@@ -1,0 +1,246 @@
+"""Settle submissions on their platform and in crowdqa: approve, reject, bonus, block, qualify.
+
+Why: the platform is the source of truth for money, so it is told first; only when it agreed does the
+local state change, together with the reward's ledger row in one transaction (a crash in between
+leaves the platform ahead, which the next sync repairs: MTurk/Prolific approved -> approved locally
+with its reward row). Every call is safe to repeat. Bonuses go through ``DbPaymentStore`` and are paid
+at most once per idempotency key, so they must be called outside any transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Optional
+
+from django.conf import settings
+from django.db import transaction
+from django.utils.text import slugify
+
+from annotation.models import Assignment, Batch
+from annotation.services import review as local_review
+from crowd.models import Payment, Qualification, Worker
+from crowd.providers import errors, prolific_api
+from crowd.providers.base import CrowdProvider, PaymentResult, PublishedBatch
+from crowd.providers.costs import bonus_fee_cents, check_budget, fees_for
+from crowd.providers.factory import get_provider
+from crowd.services.ledger import DbPaymentStore, require_no_transaction
+from crowd.services.lifecycle import LifecycleError, provider_for, published_of, spent_cents
+
+logger = logging.getLogger(__name__)
+
+
+class ReviewError(Exception):
+    """A review action cannot be done (bad reason, wrong state, platform refused); shown to the user."""
+
+
+def reward_key(assignment: Assignment) -> str:
+    """The ledger key of an assignment's reward (one per assignment)."""
+    return f"reward-{assignment.pk}"
+
+
+def bonus_key(assignment: Assignment, reason: str) -> str:
+    """The default ledger key of a bonus: what is paid, never when (a retry reuses it)."""
+    return f"bonus-{assignment.pk}-{slugify(reason)[:40] or 'bonus'}"[:64]
+
+
+def _load(assignment: Assignment) -> Assignment:
+    return Assignment.objects.select_related("hit__batch", "worker").get(pk=assignment.pk)
+
+
+def _platform(assignment: Assignment) -> tuple[CrowdProvider, PublishedBatch, str]:
+    """The provider, the published batch and the platform's id of the assignment.
+
+    Raises:
+        ReviewError: the batch was never published or the assignment has no platform id.
+    """
+    batch = assignment.hit.batch
+    try:
+        provider = provider_for(batch)
+    except LifecycleError as exc:
+        raise ReviewError(str(exc)) from exc
+    published = published_of(batch)
+    if published is None:
+        raise ReviewError(f"Batch({batch.pk}) was never published; nothing to review on {batch.provider}")
+    ref = str(assignment.pk) if provider.name == "local" else assignment.platform_ref
+    if not ref:
+        raise ReviewError(f"Assignment({assignment.pk}) has no {provider.name} id; run sync_batches first")
+    return provider, published, ref
+
+
+def record_approval(assignment: Assignment, confirmed: bool) -> bool:
+    """Approve locally and write the reward's ledger row, in one transaction (idempotent).
+
+    Args:
+        assignment: a submitted, rejected or already approved assignment.
+        confirmed: True when the platform has approved (and so paid) it.
+
+    Returns:
+        True when the local state changed.
+    """
+    with transaction.atomic():
+        changed = local_review.approve(assignment)
+        batch = assignment.hit.batch
+        Payment.objects.get_or_create(
+            idempotency_key=reward_key(assignment),
+            defaults={
+                "batch": batch,
+                "assignment": assignment,
+                "worker": assignment.worker,
+                "kind": Payment.Kind.REWARD,
+                "amount_cents": batch.reward_cents,
+                "reason": "reward",
+                "platform_ref": assignment.platform_ref,
+                "status": Payment.Status.CONFIRMED if confirmed else Payment.Status.PENDING,
+            },
+        )
+    return changed
+
+
+def approve_assignment(assignment: Assignment, feedback: str = "") -> None:
+    """Approve a submission on its platform, then locally with its reward row; screening grants the qual.
+
+    Raises:
+        ReviewError: wrong state or the platform refused.
+    """
+    assignment = _load(assignment)
+    if assignment.status not in (
+        Assignment.Status.SUBMITTED,
+        Assignment.Status.REJECTED,
+        Assignment.Status.APPROVED,
+    ):
+        raise ReviewError(
+            f"Assignment({assignment.pk}) is {assignment.status}; only submitted work is approved"
+        )
+    provider, published, ref = _platform(assignment)
+    try:
+        provider.approve(published, ref, feedback)
+    except errors.ProviderError as exc:
+        raise ReviewError(f"Assignment({assignment.pk}) approve on {provider.name}: {exc}") from exc
+    record_approval(assignment, confirmed=provider.name != "local")
+    if assignment.hit.batch.kind == Batch.Kind.SCREENING:
+        qualify_worker(assignment.worker, assignment.hit.batch)
+    logger.info("Assignment(%s) approved on %s", assignment.pk, provider.name)
+
+
+def reject_assignment(assignment: Assignment, reason: str, category: str = "OTHER") -> None:
+    """Reject a submission on its platform, then locally (the reason is shown to the worker).
+
+    Prolific needs a message of at least 100 characters and a rejection category; both are checked
+    before anything is sent.
+
+    Raises:
+        ReviewError: empty / too short reason, wrong state, or the platform refused.
+    """
+    reason = (reason or "").strip()
+    assignment = _load(assignment)
+    if not reason:
+        raise ReviewError(f"Assignment({assignment.pk}): a rejection needs a reason the worker can read")
+    if assignment.status == Assignment.Status.REJECTED:
+        return
+    if assignment.status != Assignment.Status.SUBMITTED:
+        raise ReviewError(
+            f"Assignment({assignment.pk}) is {assignment.status}; only submitted work is rejected"
+        )
+    provider, published, ref = _platform(assignment)
+    try:
+        if provider.name == "prolific":
+            prolific_api.validate_rejection(reason, category, ref)
+        provider.reject(published, ref, reason, category)
+    except errors.ProviderError as exc:
+        raise ReviewError(f"Assignment({assignment.pk}) reject on {provider.name}: {exc.message}") from exc
+    local_review.reject(assignment, reason)
+    logger.info("Assignment(%s) rejected on %s", assignment.pk, provider.name)
+
+
+def bonus(assignment: Assignment, amount_cents: int, reason: str, key: Optional[str] = None) -> PaymentResult:
+    """Pay a bonus once per key (default ``bonus-<assignment>-<slug(reason)>``), even across crashes.
+
+    Must run outside ``transaction.atomic()`` (the ledger row is committed before the platform call).
+
+    Returns:
+        The provider's ``PaymentResult`` (PAID, ALREADY_PAID, or UNCONFIRMED when an earlier pay request
+        lost its answer: check the platform, never pay again blindly).
+
+    Raises:
+        ReviewError: bad amount or reason, over budget, or the platform refused.
+    """
+    require_no_transaction("bonus()")
+    assignment = _load(assignment)
+    if amount_cents <= 0:
+        raise ReviewError(f"Assignment({assignment.pk}): a bonus must be positive, got {amount_cents} cents")
+    if not reason.strip():
+        raise ReviewError(f"Assignment({assignment.pk}): a bonus needs a reason")
+    key = key or bonus_key(assignment, reason)
+    batch = assignment.hit.batch
+    if not Payment.objects.filter(idempotency_key=key).exists():
+        cost = amount_cents + bonus_fee_cents(amount_cents, fees_for(batch.provider))
+        budget = check_budget(cost, spent_cents(batch)["total"], batch.budget_cap_cents)
+        if not budget.allowed:
+            raise ReviewError(
+                f"Assignment({assignment.pk}): a bonus of {amount_cents} cents would exceed "
+                f"Batch({batch.pk})'s budget ({budget.remaining_cents + cost} cents left)"
+            )
+    provider, published, ref = _platform(assignment)
+    store = DbPaymentStore(batch, assignment.worker, assignment, kind=Payment.Kind.BONUS, reason=reason)
+    try:
+        result = provider.bonus(
+            published, ref, assignment.worker.platform_id, amount_cents, reason, key, store
+        )
+    except errors.ProviderError as exc:
+        raise ReviewError(f"Assignment({assignment.pk}) bonus {key} on {provider.name}: {exc}") from exc
+    logger.info("Assignment(%s) bonus %s: %s", assignment.pk, key, result.status.value)
+    return result
+
+
+def _worker_provider(worker: Worker) -> CrowdProvider:
+    try:
+        return get_provider(worker.platform, settings)
+    except errors.ProviderConfigError as exc:
+        raise ReviewError(f"Worker({worker.pk}) platform {worker.platform}: {exc}") from exc
+
+
+def block_worker(worker: Worker, reason: str) -> None:
+    """Block a worker on their platform and locally (no more claims, excluded from future batches)."""
+    try:
+        _worker_provider(worker).block_worker(worker.platform_id, reason)
+    except errors.ProviderError as exc:
+        raise ReviewError(f"Worker({worker.pk}) block on {worker.platform}: {exc}") from exc
+    Worker.objects.filter(pk=worker.pk).update(blocked=True, block_reason=reason)
+    worker.refresh_from_db()
+
+
+def unblock_worker(worker: Worker, reason: str = "") -> None:
+    """Lift a block on the platform and locally."""
+    try:
+        _worker_provider(worker).unblock_worker(worker.platform_id, reason)
+    except errors.ProviderError as exc:
+        raise ReviewError(f"Worker({worker.pk}) unblock on {worker.platform}: {exc}") from exc
+    Worker.objects.filter(pk=worker.pk).update(blocked=False, block_reason="")
+    worker.refresh_from_db()
+
+
+def screening_qualification_name(batch: Batch) -> str:
+    """The local qualification a screening batch grants (``options["grants_qualification"]``)."""
+    return str(batch.options.get("grants_qualification") or f"screened-{batch.pk}")
+
+
+def qualify_worker(worker: Worker, batch: Batch) -> Qualification:
+    """Give a worker the screening batch's qualification: locally, and on the platform when it has one.
+
+    MTurk: the custom qualification created at launch; Prolific: the allow-list participant group.
+
+    Raises:
+        ReviewError: the platform refused (the local row stays, with ``platform_synced`` False).
+    """
+    qualification, _ = Qualification.objects.update_or_create(
+        worker=worker, name=screening_qualification_name(batch), defaults={"value": 1}
+    )
+    platform_id: Any = batch.options.get("screening_qualification")
+    if platform_id and worker.platform == batch.provider and batch.provider != Batch.Provider.LOCAL:
+        try:
+            provider_for(batch).qualify_worker(worker.platform_id, str(platform_id))
+        except errors.ProviderError as exc:
+            raise ReviewError(f"Worker({worker.pk}) qualification on {batch.provider}: {exc}") from exc
+    qualification.platform_synced = True
+    qualification.save(update_fields=["platform_synced"])
+    return qualification

@@ -1,0 +1,236 @@
+"""Bring crowdqa's view of a batch in line with its platform (polling, webhooks, after a crash).
+
+Why: a web server or worker can die between a worker's submission on MTurk and its arrival in our
+database, or between a platform approval and the local one. ``sync_batch`` asks the provider to
+``reconcile`` the platform's submissions with the local statuses and repairs the difference:
+unknown submissions are restored (worker and assignment rows; MTurk's stored answers become the
+assignment's answers, marked ``platform_meta["restored"]``), changed ones follow the platform (auto-approval
+-> approved with its reward row; returned / timed out -> returned / expired). Running it twice changes
+nothing the second time.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, Optional
+
+from django.db import IntegrityError, transaction
+from django.http import QueryDict
+from django.utils import timezone
+
+from annotation.models import HIT, Assignment, Batch, IllegalTransition
+from annotation.services import review as local_review
+from crowd.models import Worker
+from crowd.providers import errors
+from crowd.providers.base import PlatformSubmission, SubmissionStatus
+from crowd.services.lifecycle import enforce_budget, provider_for, published_of
+from crowd.services.local_provider import NEUTRAL_STATUS
+from crowd.services.review import record_approval
+
+logger = logging.getLogger(__name__)
+
+SYNCABLE = (Batch.Status.PUBLISHED, Batch.Status.PAUSED, Batch.Status.COMPLETED)
+
+
+class SyncError(Exception):
+    """The platform could not be read; the message names the batch."""
+
+
+def _fields(answers: Mapping[str, tuple[str, ...]]) -> dict[str, Any]:
+    """Platform answers -> form fields as the HIT page stores them (one value: str; several: list)."""
+    fields: dict[str, Any] = {}
+    for key, values in answers.items():
+        if key in ("assignmentId", "crowdqa"):
+            continue
+        fields[key] = values[0] if len(values) == 1 else list(values)
+    return fields
+
+
+def _store_with_handler(assignment: Assignment, fields: dict[str, Any]) -> bool:
+    """Submit restored answers through the batch's HIT handler (QA pairs too); False when they do not pass.
+
+    Runs inside the caller's transaction.
+    """
+    try:
+        from annotation.hits import handler_for
+
+        handler = handler_for(assignment.hit.batch.kind)
+        query = QueryDict(mutable=True)
+        for key, value in fields.items():
+            query.setlist(key, value if isinstance(value, list) else [value])
+        check = handler.check(assignment.hit, assignment, handler.fields_from(query))
+    except Exception:  # noqa: BLE001 - a handler problem must not stop the restore of the raw answers
+        logger.exception("Assignment(%s): restored answers could not be checked", assignment.pk)
+        return False
+    if not check.ok:
+        return False
+    try:
+        with transaction.atomic():
+            assignment.submit(check.fields)
+            handler.store(assignment, check)
+    except Exception:  # noqa: BLE001 - e.g. the passage was taken meanwhile: keep the raw answers instead
+        logger.exception("Assignment(%s): restored answers could not be stored as QA pairs", assignment.pk)
+        assignment.refresh_from_db()
+        return False
+    return True
+
+
+def _submit_restored(assignment: Assignment, sub: PlatformSubmission) -> None:
+    """Submit a locally accepted assignment with the answers the platform kept (or none)."""
+    fields = _fields(sub.answers or {})
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().select_related("hit__batch").get(pk=assignment.pk)
+        if locked.status != Assignment.Status.ACCEPTED:
+            return
+        locked.platform_meta = {
+            **locked.platform_meta,
+            "restored": True,
+            "restored_at": timezone.now().isoformat(),
+            "answers_from_platform": sub.answers is not None,
+        }
+        locked.save(update_fields=["platform_meta"])
+        if not (fields and _store_with_handler(locked, fields)):
+            locked.submit(fields or dict(locked.draft), now=sub.submitted_at)
+        locked.hit.complete_if_done()
+    logger.warning("Assignment(%s) restored from %s as submitted", assignment.pk, sub.platform_assignment_id)
+
+
+def _restore(batch: Batch, sub: PlatformSubmission, counts: dict[str, int]) -> Optional[Assignment]:
+    """Create the worker and assignment of a submission the database never heard of."""
+    if sub.status in (SubmissionStatus.ACTIVE, SubmissionStatus.RETURNED, SubmissionStatus.TIMED_OUT):
+        return None  # nothing to keep: still working, or gone
+    hit = batch.hits.filter(platform_ref=sub.platform_unit_id).first() if batch.provider == "mturk" else None
+    existing = Assignment.objects.filter(hit__batch=batch, platform_ref=sub.platform_assignment_id).first()
+    if hit is None and existing is None:
+        # Prolific keeps no answers and names only the study: without a local assignment there is nothing
+        # to restore; report it so the researcher can review it on Prolific.
+        counts["unmatched"] += 1
+        logger.warning(
+            "Batch(%s) submission %s has no local assignment", batch.pk, sub.platform_assignment_id
+        )
+        return None
+    worker = Worker.objects.get_or_create_for(batch.provider, sub.worker_id)
+    assignment = existing
+    if assignment is None:
+        try:
+            with transaction.atomic():
+                assignment, _ = Assignment.objects.get_or_create(
+                    hit=hit,
+                    worker=worker,
+                    defaults={
+                        "platform_ref": sub.platform_assignment_id,
+                        "accepted_at": sub.accepted_at or timezone.now(),
+                        "platform_meta": {"restored": True},
+                    },
+                )
+        except IntegrityError:
+            assignment = Assignment.objects.get(hit=hit, worker=worker)
+        if assignment.platform_ref != sub.platform_assignment_id:
+            Assignment.objects.filter(pk=assignment.pk).update(platform_ref=sub.platform_assignment_id)
+            assignment.refresh_from_db()
+    counts["restored"] += 1
+    if assignment.status in (Assignment.Status.RETURNED, Assignment.Status.EXPIRED):
+        assignment.reopen(assignment.expires_at, sub.platform_assignment_id)
+    if assignment.status == Assignment.Status.ACCEPTED:
+        _submit_restored(assignment, sub)
+    assignment.refresh_from_db()
+    return assignment
+
+
+def _apply(assignment: Assignment, sub: PlatformSubmission, counts: dict[str, int]) -> None:
+    """Make the local assignment follow the platform's status."""
+    status = sub.status
+    try:
+        if status == SubmissionStatus.SUBMITTED and assignment.status == Assignment.Status.ACCEPTED:
+            _submit_restored(assignment, sub)
+        elif status == SubmissionStatus.APPROVED:
+            if assignment.status == Assignment.Status.ACCEPTED:
+                _submit_restored(assignment, sub)
+                assignment.refresh_from_db()
+            record_approval(assignment, confirmed=True)
+        elif status == SubmissionStatus.REJECTED:
+            if assignment.status == Assignment.Status.ACCEPTED:
+                _submit_restored(assignment, sub)
+                assignment.refresh_from_db()
+            if assignment.status == Assignment.Status.SUBMITTED:
+                local_review.reject(assignment, f"Rejected on {assignment.hit.batch.provider}.")
+        elif status == SubmissionStatus.RETURNED and assignment.status == Assignment.Status.ACCEPTED:
+            assignment.return_()
+        elif status == SubmissionStatus.TIMED_OUT and assignment.status == Assignment.Status.ACCEPTED:
+            assignment.expire()
+        else:
+            counts["ignored"] += 1
+            return
+    except IllegalTransition as exc:
+        counts["conflicts"] += 1
+        logger.warning("Assignment(%s) cannot follow the platform (%s): %s", assignment.pk, status.value, exc)
+        return
+    counts["changed"] += 1
+
+
+def sync_batch(batch: Batch) -> dict[str, Any]:
+    """Reconcile one batch with its platform and enforce its budget cap.
+
+    Returns:
+        Counts: ``restored``, ``changed``, ``unchanged``, ``missing``, ``unmatched``, ``conflicts``,
+        ``ignored``, and ``budget_stopped``.
+
+    Raises:
+        SyncError: the platform could not be read (the next run retries).
+    """
+    batch.refresh_from_db()
+    counts: dict[str, Any] = dict.fromkeys(
+        ("restored", "changed", "unchanged", "missing", "unmatched", "conflicts", "ignored"), 0
+    )
+    counts["batch"] = batch.pk
+    published = published_of(batch)
+    if published is not None and batch.provider != Batch.Provider.LOCAL:
+        provider = provider_for(batch)
+        rows = list(
+            Assignment.objects.filter(hit__batch=batch).exclude(platform_ref="").select_related("hit__batch")
+        )
+        local = {a.platform_ref: NEUTRAL_STATUS[a.status] for a in rows}
+        by_ref = {a.platform_ref: a for a in rows}
+        try:
+            report = provider.reconcile(published, local)
+        except errors.ProviderError as exc:
+            raise SyncError(f"Batch({batch.pk}) sync with {batch.provider}: {exc}") from exc
+        for sub in report.new:
+            _restore(batch, sub, counts)
+        for sub in report.changed:
+            _apply(by_ref[sub.platform_assignment_id], sub, counts)
+        counts["unchanged"] = report.unchanged_count
+        counts["missing"] = len(report.missing)
+    for hit in HIT.objects.filter(batch=batch, status=HIT.Status.OPEN):
+        hit.complete_if_done()
+    counts["budget_stopped"] = enforce_budget(batch)
+    logger.info("Batch(%s) synced: %s", batch.pk, counts)
+    return counts
+
+
+def batches_to_sync() -> list[int]:
+    """Ids of the batches the periodic job syncs: published on a platform, not cancelled."""
+    return list(
+        Batch.objects.filter(status__in=SYNCABLE)
+        .exclude(platform_ref="")
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
+def batch_for_platform_ref(provider: str, resource_id: str, study_id: str = "") -> Optional[Batch]:
+    """Find the batch a webhook talks about: by submission (assignment) id or by study id."""
+    assignment = (
+        Assignment.objects.filter(platform_ref=resource_id, hit__batch__provider=provider)
+        .select_related("hit__batch")
+        .first()
+    )
+    if assignment is not None:
+        return assignment.hit.batch
+    for ref in (study_id, resource_id):
+        if ref:
+            batch = Batch.objects.filter(provider=provider, platform_ref=ref).first()
+            if batch is not None:
+                return batch
+    return None

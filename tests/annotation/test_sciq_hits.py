@@ -1,0 +1,386 @@
+"""The SciQ HIT pages through Django's test client, on real SciQ passages (annotation/hits/sciq_*.py).
+
+Stage 1: three passages, one question (or a rejection of all three); stage 2: validation, suggestions
+and own distractors. Every invalid post must keep every field and say what is wrong next to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from annotation import hit_links
+from annotation.hits.sciq_question import PassageTaken, SciQQuestionHandler
+from annotation.importers.mcq import MCQRecord, read_sciq
+from annotation.models import (
+    HIT,
+    Assignment,
+    Batch,
+    Corpus,
+    Distractor,
+    Passage,
+    QAPair,
+    Validation,
+    sha256_text,
+)
+from annotation.services import review
+from annotation.services.assigning import ClaimRefused, claim_next
+from annotation.services.batches import BatchSpec, create_batch
+from crowd.models import Consent, Worker
+from filters.qc_sciq import SciQItem, SciQOptions, check_item
+from tests.factories import make_worker
+
+pytestmark = pytest.mark.django_db
+
+CORPUS = "sciq"
+
+
+def usable_records(root: Path, count: int) -> list[MCQRecord]:
+    """The first ``count`` SciQ validation records with a short passage and a question that passes QC.
+
+    Their passages become the HIT passages; their real question and answer are what the test workers
+    write, so every stage works on real data.
+    """
+    chosen = []
+    for record in read_sciq(root, splits=("val",)):
+        if not 25 <= len(record.passage.split()) <= 110:
+            continue
+        item = SciQItem(record.id, record.question, record.answer, passage=record.passage)
+        if check_item(item, SciQOptions(check_distractors=False)).flags:
+            continue
+        chosen.append(record)
+        if len(chosen) == count:
+            break
+    return chosen
+
+
+def load_passages(root: Path, count: int) -> dict[str, MCQRecord]:
+    """Accepted passages in corpus ``sciq``; returns passage text -> its SciQ record."""
+    records = usable_records(root, count)
+    corpus = Corpus.objects.create(name=CORPUS, kind=Corpus.Kind.TEXTBOOK)
+    for i, record in enumerate(records):
+        Passage.objects.create(
+            corpus=corpus,
+            position=i,
+            text=record.passage,
+            text_sha256=sha256_text(record.passage),
+            filter_status=Passage.FilterStatus.ACCEPTED,
+        )
+    return {r.passage: r for r in records}
+
+
+@pytest.fixture
+def records(shared_data: Callable[[str], Path]) -> dict[str, MCQRecord]:
+    """Twelve real SciQ passages, accepted by the filter and unused."""
+    return load_passages(shared_data("sciq"), 12)
+
+
+@pytest.fixture
+def eager_celery() -> Iterator[None]:
+    """Run Celery tasks inline (approving stage-1 work creates the stage-2 HIT through a task)."""
+    from config.celery import app
+
+    old = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
+    yield
+    app.conf.task_always_eager, app.conf.task_eager_propagates = old
+
+
+def _stage1(limit: int = 3) -> Batch:
+    batch = create_batch(BatchSpec(kind="sciq_question", corpus=CORPUS, limit=limit))
+    batch.publish()
+    return batch
+
+
+def _open(batch: Batch, worker: Worker) -> tuple[Assignment, str]:
+    """Claim the next HIT for ``worker`` (consent given) and return it with its page path."""
+    assignment = claim_next(batch, worker)
+    Consent.objects.get_or_create(worker=worker, batch=batch)
+    return assignment, hit_links.url_for(assignment)
+
+
+def _first_passage(assignment: Assignment) -> Passage:
+    return assignment.hit.passages.order_by("pk").first()
+
+
+def _write_question(
+    client: Client, batch: Batch, worker: Worker, records: dict[str, MCQRecord], question: str = ""
+) -> QAPair:
+    """Worker writes the real SciQ question of the first passage of their HIT (or ``question``)."""
+    assignment, url = _open(batch, worker)
+    passage = _first_passage(assignment)
+    record = records[passage.text]
+    response = client.post(
+        url, {"passage": str(passage.pk), "question": question or record.question, "answer": record.answer}
+    )
+    assert response.status_code == 200, response.content[:500]
+    assert b"Thank you" in response.content, response.content.decode()[:2000]
+    return QAPair.objects.get(assignment=assignment)
+
+
+def _approve_into_stage2(pair: QAPair, capture: Any) -> HIT:
+    with capture(execute=True):
+        review.approve(pair.assignment)
+    return HIT.objects.get(qa_pair=pair, batch__kind=Batch.Kind.SCIQ_DISTRACTOR)
+
+
+def test_question_page__shows_the_three_passages_with_counters(client: Client, records: dict) -> None:
+    batch = _stage1()
+    assignment, url = _open(batch, make_worker("a"))
+    html = client.get(url).content.decode()
+    passages = list(assignment.hit.passages.order_by("pk"))
+    assert len(passages) == 3
+    for p in passages:
+        assert f'name="passage" value="{p.pk}"' in html
+        assert p.text[:40] in html
+    assert 'value="none"' in html and "None of these passages is suitable" in html
+    assert 'id="question-count"' in html and 'id="answer-count"' in html
+    assert '<fieldset class="task-fields" >' in html  # not disabled for the worker
+
+
+def test_question_preview__is_read_only(client: Client, records: dict) -> None:
+    batch = _stage1()
+    staff = get_user_model().objects.create_user("researcher", password="x", is_staff=True)
+    client.force_login(staff)
+    html = client.get(f"/hit/preview/{batch.hits.first().pk}/").content.decode()
+    assert 'class="task-fields" disabled' in html
+    assert "Preview: this is what the task looks like" in html
+    assert "data-draft-url" not in html
+
+
+def test_claims__two_workers_get_disjoint_passages(records: dict) -> None:
+    batch = _stage1()
+    first = claim_next(batch, make_worker("a"))
+    second = claim_next(batch, make_worker("b"))
+    a = set(first.hit.passages.values_list("pk", flat=True))
+    b = set(second.hit.passages.values_list("pk", flat=True))
+    assert len(a) == len(b) == 3 and not a & b
+
+
+def test_question_post__errors_keep_every_field(client: Client, records: dict) -> None:
+    batch = _stage1()
+    assignment, url = _open(batch, make_worker("a"))
+    passage = _first_passage(assignment)
+    question = "Is a frameshift mutation a change in the reading frame?"
+    answer = "a change of the frame"
+    html = client.post(
+        url, {"passage": str(passage.pk), "question": question, "answer": answer}
+    ).content.decode()
+    assert "Please fix 2 problems" in html
+    assert "Yes/no questions are not allowed" in html
+    assert "answer has 5 words, at most 3" in html.lower()
+    assert f">{question}</textarea>" in html
+    assert f'value="{answer}"' in html
+    assert f'value="{passage.pk}" checked' in html
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.ACCEPTED
+    assert assignment.draft == {"passage": str(passage.pk), "question": question, "answer": answer}
+    assert not QAPair.objects.exists()
+
+
+def test_question_post__no_passage_chosen_and_empty_fields(client: Client, records: dict) -> None:
+    _, url = _open(_stage1(), make_worker("a"))
+    html = client.post(url, {"question": "", "answer": ""}).content.decode()
+    assert "Choose the passage your question is about" in html
+    assert "Write a question about the passage you chose." in html
+    assert "Write the answer" in html
+
+
+def test_question_post__passage_of_another_hit_is_refused(client: Client, records: dict) -> None:
+    batch = _stage1()
+    mine, url = _open(batch, make_worker("a"))
+    other = Passage.objects.exclude(hits=mine.hit).first()
+    record = records[other.text]
+    html = client.post(url, {"passage": str(other.pk), "question": record.question, "answer": record.answer})
+    assert "is not one of this HIT&#x27;s passages" in html.content.decode()
+    assert not QAPair.objects.exists()
+
+
+def test_question_post__answer_not_in_passage_warns_but_does_not_block(client: Client, records: dict) -> None:
+    batch = _stage1()
+    assignment, url = _open(batch, make_worker("a"))
+    passage = _first_passage(assignment)
+    record = records[passage.text]
+    data = {"passage": str(passage.pk), "question": "Short question here?", "answer": "quasar"}
+    html = client.post(url, data).content.decode()
+    assert "does not occur in the passage" in html and 'class="field-warning"' in html
+    client.post(url, {**data, "question": record.question})
+    pair = QAPair.objects.get(assignment=assignment)
+    assert pair.answer == "quasar" and "answer_not_in_passage" in pair.qc_flags
+
+
+def test_question_post__valid_creates_pair_and_uses_up_the_passage(client: Client, records: dict) -> None:
+    batch = _stage1()
+    worker = make_worker("a")
+    pair = _write_question(client, batch, worker, records)
+    passage = pair.passage
+    record = records[passage.text]
+    assert (pair.question, pair.answer, pair.normalized_answer) == (
+        record.question,
+        record.answer,
+        record.answer,
+    )
+    assert pair.question_type == "sciq" and pair.status == QAPair.Status.PENDING
+    assert pair.corpus.name == CORPUS
+    passage.refresh_from_db()
+    assert passage.used_by_id == pair.pk
+    assignment = pair.assignment
+    assert assignment.status == Assignment.Status.SUBMITTED and assignment.time_on_task_seconds is not None
+    assert assignment.answers["passage"] == str(passage.pk)
+    assert assignment.hit.status == HIT.Status.COMPLETED
+    # The HIT's two other passages return to the pool; the chosen one never does.
+    later = create_batch(BatchSpec(kind="sciq_question", corpus=CORPUS))
+    offered = set(Passage.objects.filter(hits__batch=later).values_list("pk", flat=True))
+    assert offered and passage.pk not in offered
+
+
+def test_question_post__none_suitable_stores_only_the_answers(client: Client, records: dict) -> None:
+    batch = _stage1(limit=4)
+    assignment, url = _open(batch, make_worker("a"))
+    shown = sorted(assignment.hit.passages.values_list("pk", flat=True))
+    response = client.post(
+        url, {"passage": "none", "question": "", "answer": "", "reject_reason": "lists only"}
+    )
+    assert b"Thank you" in response.content
+    assignment.refresh_from_db()
+    assert assignment.answers["passage"] == "none" and assignment.answers["reject_reason"] == "lists only"
+    assert assignment.answers["rejected_passages"] == shown
+    assert not QAPair.objects.exists()
+    assert not Passage.objects.filter(pk__in=shown, used_by__isnull=False).exists()
+    # All 12 passages were in the batch's 4 HITs; the rejected three are free again once their HIT is done.
+    later = create_batch(BatchSpec(kind="sciq_question", corpus=CORPUS))
+    assert [sorted(h.passages.values_list("pk", flat=True)) for h in later.hits.all()] == [shown]
+
+
+def test_question_store__passage_used_meanwhile_raises(records: dict) -> None:
+    batch = _stage1()
+    assignment = claim_next(batch, make_worker("a"))
+    passage = _first_passage(assignment)
+    record = records[passage.text]
+    handler = SciQQuestionHandler()
+    fields = {"passage": str(passage.pk), "question": record.question, "answer": record.answer}
+    check = handler.check(assignment.hit, assignment, fields)
+    assert check.ok
+    other = QAPair.objects.create(corpus=passage.corpus, question_type="sciq", question="q", answer="a")
+    Passage.objects.filter(pk=passage.pk).update(used_by=other)
+    with pytest.raises(PassageTaken, match=f"Passage\\({passage.pk}\\) already has"):
+        handler.store(assignment, check)
+    assert (
+        "Another worker has just written"
+        in handler.check(assignment.hit, assignment, fields).errors["passage"][0]
+    )
+
+
+def test_approve__creates_stage2_hit_that_the_author_cannot_take(
+    client: Client, records: dict, eager_celery: None, django_capture_on_commit_callbacks: Any
+) -> None:
+    batch = _stage1()
+    author = make_worker("author")
+    pair = _write_question(client, batch, author, records)
+    hit = _approve_into_stage2(pair, django_capture_on_commit_callbacks)
+    assert hit.batch.parent_id == batch.pk and hit.batch.status == Batch.Status.PUBLISHED
+    suggestions = list(pair.distractors.filter(origin=Distractor.Origin.MODEL).order_by("model_rank"))
+    assert len(suggestions) == 6
+    assert {s.model_version for s in suggestions} == {"wordnet-sibling-fallback"}
+    assert all(s.text.lower() != pair.answer.lower() for s in suggestions)
+    with pytest.raises(ClaimRefused):
+        claim_next(hit.batch, author)
+    assert claim_next(hit.batch, make_worker("validator")).hit_id == hit.pk
+
+
+@pytest.fixture
+def stage2(
+    client: Client, records: dict, eager_celery: None, django_capture_on_commit_callbacks: Any
+) -> dict:
+    """An approved stage-1 question whose question holds HTML, and its stage-2 page for a validator."""
+    batch = _stage1()
+    assignment = claim_next(batch, make_worker("author"))
+    record = records[_first_passage(assignment).text]
+    question = record.question.rstrip("?") + " <script>alert('x')</script> <b>now</b>?"
+    pair = _write_question(client, batch, assignment.worker, records, question=question)
+    hit = _approve_into_stage2(pair, django_capture_on_commit_callbacks)
+    validation_assignment, url = _open(hit.batch, make_worker("validator"))
+    return {
+        "pair": pair,
+        "assignment": validation_assignment,
+        "url": url,
+        "suggestions": list(pair.distractors.filter(origin=Distractor.Origin.MODEL).order_by("model_rank")),
+    }
+
+
+def test_distractor_page__escapes_worker_text_and_shows_six_suggestions(client: Client, stage2: dict) -> None:
+    html = client.get(stage2["url"]).content.decode()
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &lt;b&gt;now&lt;/b&gt;?" in html
+    assert "<script>alert" not in html and "<b>now</b>" not in html
+    assert html.count('name="suggested"') == 6
+    for s in stage2["suggestions"]:
+        assert f'value="{s.pk}"' in html
+    assert "<details" in html and stage2["pair"].passage.text[:40] in html
+    for flag in ("ungrammatical", "false_answer", "unrelated", "too_specific"):
+        assert f'name="flag" value="{flag}"' in html
+    assert "wordnet-sibling-fallback" in html
+
+
+def test_distractor_post__three_suggestions_and_no_own_keeps_fields(client: Client, stage2: dict) -> None:
+    ids = [str(s.pk) for s in stage2["suggestions"][:3]]
+    html = client.post(stage2["url"], {"flag": ["too_specific"], "suggested": ids}).content.decode()
+    assert "You picked 3 suggestions; keep at most 2" in html
+    assert "Write at least 1 wrong answer yourself (you wrote 0)" in html
+    for i in ids:
+        assert f'value="{i}" checked' in html
+    assert 'value="too_specific" checked' in html
+    assert not Validation.objects.exists()
+
+
+def test_distractor_post__own_equal_to_answer_and_duplicates(client: Client, stage2: dict) -> None:
+    answer = stage2["pair"].answer
+    kept = stage2["suggestions"][0]
+    data = {"suggested": [str(kept.pk)], "own-0": f"  {answer.upper()} ", "own-1": kept.text, "own-2": ""}
+    html = client.post(stage2["url"], data).content.decode()
+    assert "is the correct answer; a wrong answer option must differ from it" in html
+    assert f'value="  {answer.upper()} "' in html and f'value="{kept.text}"' in html
+    assert f'value="{kept.pk}" checked' in html
+    data = {"suggested": [str(kept.pk)], "own-0": "salt", "own-1": kept.text.upper()}
+    html = client.post(stage2["url"], data).content.decode()
+    assert "is already one of your wrong answers" in html
+    assert not Validation.objects.exists()
+
+
+def test_distractor_post__nothing_written_and_foreign_ids(client: Client, stage2: dict) -> None:
+    html = client.post(stage2["url"], {"suggested": ["999999"], "flag": ["bogus"]}).content.decode()
+    assert "Suggestion &#x27;999999&#x27; is not one of this question" in html
+    assert "Unknown flag &#x27;bogus&#x27;" in html
+    assert "Write 3 wrong answers yourself" in html
+
+
+def test_distractor_post__valid_stores_validation_and_per_validation_rows(
+    client: Client, stage2: dict
+) -> None:
+    kept = stage2["suggestions"][:2]
+    data = {
+        "flag": ["ungrammatical"],
+        "suggested": [str(s.pk) for s in kept],
+        "own-0": "ribosomes",
+        "own-1": "",
+    }
+    response = client.post(stage2["url"], data)
+    assert b"Thank you" in response.content
+    assignment = stage2["assignment"]
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.SUBMITTED and assignment.time_on_task_seconds is not None
+    validation = Validation.objects.get(assignment=assignment)
+    assert validation.qa_pair == stage2["pair"] and validation.flags == ["ungrammatical"]
+    rows = list(validation.distractors.order_by("position"))
+    assert [(r.text, r.origin, r.selected) for r in rows] == [
+        (kept[0].text, "model", True),
+        (kept[1].text, "model", True),
+        ("ribosomes", "worker", True),
+    ]
+    assert rows[0].model_rank == kept[0].model_rank and rows[0].model_version == "wordnet-sibling-fallback"
+    offered = Distractor.objects.filter(qa_pair=stage2["pair"], origin="model", validation__isnull=True)
+    assert offered.count() == 6 and not offered.filter(selected=True).exists()
