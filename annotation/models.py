@@ -114,6 +114,10 @@ class Document(models.Model):
         return self.text[start:end]
 
 
+MAX_CROWD_REJECTIONS = 2
+"""A passage that two stage-1 workers rejected (each among three) is not offered again."""
+
+
 class PassageQuerySet(models.QuerySet):
     """Queries over passages that views, tasks and HIT creation share."""
 
@@ -123,6 +127,10 @@ class PassageQuerySet(models.QuerySet):
     def unused(self) -> PassageQuerySet:
         """Passages nobody has written a question about and no open HIT is showing as chosen."""
         return self.filter(used_by__isnull=True)
+
+    def not_retired(self) -> PassageQuerySet:
+        """Passages fewer than :data:`MAX_CROWD_REJECTIONS` stage-1 workers found unsuitable."""
+        return self.filter(crowd_rejections__lt=MAX_CROWD_REJECTIONS)
 
 
 class Passage(models.Model):
@@ -153,6 +161,9 @@ class Passage(models.Model):
         blank=True,
         related_name="+",
         help_text="The QA pair written about this passage; a used passage is never offered again.",
+    )
+    crowd_rejections = models.PositiveSmallIntegerField(
+        default=0, help_text="How many SciQ stage-1 workers rejected this passage (with its two companions)."
     )
 
     objects = PassageQuerySet.as_manager()

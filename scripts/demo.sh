@@ -13,10 +13,16 @@ HOST="${HOST:-0.0.0.0}"
 PY=.venv/bin/python
 mkdir -p var/log
 
+export PUBLIC_BASE_URL="${PUBLIC_BASE_URL:-http://localhost:${PORT}}"
 $PY manage.py migrate --noinput -v0
-$PY manage.py load_demo | tail -n 1
+summary=$($PY manage.py load_demo | tail -n 1)
+echo "$summary"
 $PY manage.py collectstatic --noinput -v0
 $PY manage.py ensure_admin
+# A one-time login link for a local worker on the demo syllabus batch (each run prints a fresh one).
+batch=$(echo "$summary" | $PY -c 'import json, sys; print(json.load(sys.stdin)["work"]["batches"]["syllabus_qa"]["id"])')
+invite=$($PY manage.py invite_workers --batch "$batch" --count 1 --label "demo worker" | tail -n 1 \
+  | $PY -c 'import json, sys; print(json.load(sys.stdin)["urls"][0])')
 
 .venv/bin/celery -A config worker -B --schedule var/celerybeat-schedule -Q default,gpu -n "demo@%h" --pool solo \
   --without-mingle --without-gossip \
@@ -24,4 +30,5 @@ $PY manage.py ensure_admin
 worker=$!
 trap 'kill "$worker" 2>/dev/null || true; wait "$worker" 2>/dev/null || true' EXIT INT TERM
 echo "crowdqa is running: http://localhost:${PORT}/  (admin: http://localhost:${PORT}/admin/, worker log: var/log/worker.log)"
+echo "Work on the demo HITs as a local crowd worker: ${invite}"
 .venv/bin/gunicorn config.wsgi --bind "${HOST}:${PORT}" --workers 2 --access-logfile - --log-level warning

@@ -15,6 +15,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any, ClassVar, Optional
 
+from django.db.models import F
+
 from annotation import question_types as qt
 from annotation.hits.base import Fields, FormCheck, HitConflict, HitHandler
 from annotation.models import HIT, Assignment, Passage, QAPair
@@ -154,7 +156,8 @@ class SciQQuestionHandler(HitHandler):
         """Create the pending QA pair and mark its passage used (never offered again).
 
         A rejection of all three stores nothing but the answers, plus the rejected passage ids under
-        ``rejected_passages``; the passages go back to the pool once this HIT is completed.
+        ``rejected_passages``, and counts the rejection on each passage: the passages go back to the pool
+        once this HIT is completed, until a second worker rejects them too (``MAX_CROWD_REJECTIONS``).
 
         Raises:
             PassageTaken: when the passage was used in the meantime (the transaction rolls back).
@@ -166,15 +169,24 @@ class SciQQuestionHandler(HitHandler):
                 "rejected_passages": list(cleaned.rejected_passage_ids),
             }
             assignment.save(update_fields=["answers"])
+            Passage.objects.filter(pk__in=cleaned.rejected_passage_ids).update(
+                crowd_rejections=F("crowd_rejections") + 1
+            )
             logger.info(
                 "Assignment(%s) rejected Passages %s", assignment.pk, list(cleaned.rejected_passage_ids)
             )
             return
         passage = Passage.objects.select_for_update().get(pk=cleaned.passage_id)
         if passage.used_by_id is not None:
+            logger.warning(
+                "Assignment(%s) chose Passage(%s), already used by QAPair(%s)",
+                assignment.pk,
+                passage.pk,
+                passage.used_by_id,
+            )
             raise PassageTaken(
-                f"Passage({passage.pk}) already has QAPair({passage.used_by_id}); "
-                f"Assignment({assignment.pk}) cannot use it"
+                "Someone else has just written a question about this passage. "
+                "Please choose another passage (or none), then submit again."
             )
         pair = QAPair.objects.create(
             corpus=assignment.hit.batch.corpus,

@@ -163,14 +163,22 @@ def _add_document_hits(batch: Batch, spec: BatchSpec) -> int:
 
 
 def passages_free_for_hits(corpus: Corpus) -> Any:
-    """Accepted, unused passages of ``corpus`` that no open HIT of a live batch is showing."""
+    """Accepted, unused, not retired passages of ``corpus`` that no open HIT of a live batch is showing."""
     # passages__isnull=False: a NULL in a NOT IN list would make SQL return no rows at all.
     reserved = HIT.objects.filter(
         status=HIT.Status.OPEN,
         passages__isnull=False,
         batch__status__in=[Batch.Status.DRAFT, Batch.Status.PUBLISHED, Batch.Status.PAUSED],
     ).values("passages")
-    return Passage.objects.filter(corpus=corpus).accepted().unused().exclude(pk__in=reserved).order_by("pk")
+    # Fresh passages first: a rejected trio is split up and each comes back beside new companions.
+    return (
+        Passage.objects.filter(corpus=corpus)
+        .accepted()
+        .unused()
+        .not_retired()
+        .exclude(pk__in=reserved)
+        .order_by("crowd_rejections", "pk")
+    )
 
 
 def add_passage_hits(batch: Batch, limit: Optional[int]) -> int:

@@ -131,8 +131,16 @@ def launch(spec: BatchSpec, created_by: Any = None) -> tuple[Batch, CostEstimate
 
 
 def published_of(batch: Batch) -> Optional[PublishedBatch]:
-    """Rebuild the stored ``PublishedBatch`` of a batch (None before it was published)."""
+    """Rebuild the stored ``PublishedBatch`` of a batch (None before it was published).
+
+    A local batch needs no platform references, so one opened without ``publish`` (the demo, stage-2
+    batches created on approval) gets them derived from its ids.
+    """
     data = batch.options.get("published")
+    if not data and batch.provider == Batch.Provider.LOCAL and batch.status != Batch.Status.DRAFT:
+        return PublishedBatch(
+            provider="local", batch_ref=str(batch.pk), platform_batch_id=str(batch.pk), units=()
+        )
     if not data:
         return None
     return PublishedBatch(

@@ -30,7 +30,7 @@ from annotation.models import (
 )
 from annotation.services import review
 from annotation.services.assigning import ClaimRefused, claim_next
-from annotation.services.batches import BatchSpec, create_batch
+from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
 from crowd.models import Consent, Worker
 from filters.qc_sciq import SciQItem, SciQOptions, check_item
 from tests.factories import make_worker
@@ -252,9 +252,17 @@ def test_question_post__none_suitable_stores_only_the_answers(client: Client, re
     assert assignment.answers["rejected_passages"] == shown
     assert not QAPair.objects.exists()
     assert not Passage.objects.filter(pk__in=shown, used_by__isnull=False).exists()
+    assert set(Passage.objects.filter(pk__in=shown).values_list("crowd_rejections", flat=True)) == {1}
     # All 12 passages were in the batch's 4 HITs; the rejected three are free again once their HIT is done.
     later = create_batch(BatchSpec(kind="sciq_question", corpus=CORPUS))
     assert [sorted(h.passages.values_list("pk", flat=True)) for h in later.hits.all()] == [shown]
+    # A second worker rejects them too: they are retired, never offered again.
+    later.publish()
+    second, url2 = _open(later, make_worker("b"))
+    client.post(url2, {"passage": "none", "question": "", "answer": ""})
+    assert set(Passage.objects.filter(pk__in=shown).values_list("crowd_rejections", flat=True)) == {2}
+    with pytest.raises(BatchSpecError):
+        create_batch(BatchSpec(kind="sciq_question", corpus=CORPUS))
 
 
 def test_question_store__passage_used_meanwhile_raises(records: dict) -> None:
@@ -268,7 +276,7 @@ def test_question_store__passage_used_meanwhile_raises(records: dict) -> None:
     assert check.ok
     other = QAPair.objects.create(corpus=passage.corpus, question_type="sciq", question="q", answer="a")
     Passage.objects.filter(pk=passage.pk).update(used_by=other)
-    with pytest.raises(PassageTaken, match=f"Passage\\({passage.pk}\\) already has"):
+    with pytest.raises(PassageTaken, match="Someone else has just written a question about this passage"):
         handler.store(assignment, check)
     assert (
         "Another worker has just written"
