@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
-from django.views.generic import DetailView
+from django.views.generic import DetailView, TemplateView
 
 from annotation.models import Assignment, Batch, IllegalTransition
 from annotation.views import ResearcherRequiredMixin
@@ -45,6 +45,9 @@ class AssignmentDetailView(ResearcherRequiredMixin, DetailView):
         if context["validation"] is not None:
             context["distractors"] = context["validation"].distractors.order_by("origin", "position")
         context["passages"] = assignment.hit.passages.all()
+        spans = [s for pair in context["pairs"] for s in pair.spans.all()]
+        context["spans"] = spans
+        context["span_pages"] = sorted({s.page for s in spans if s.page})
         return context
 
 
@@ -150,4 +153,67 @@ def worker_block(request: HttpRequest, pk: int) -> HttpResponse:
     target = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
         target = "annotation:home"
+    return redirect(target)
+
+
+class ReviewQueueView(ResearcherRequiredMixin, TemplateView):
+    """Submitted QA pairs filtered by QC flag, batch, worker and type, with bulk approve / reject."""
+
+    template_name = "annotation/review_queue.html"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        from annotation.question_types import ALL_TYPES
+        from annotation.services.review_queue import MAX_ROWS, QueueFilter, queue_pairs
+        from filters.qc_common import SEVERITY
+
+        context = super().get_context_data(**kwargs)
+        flt = QueueFilter.from_params(self.request.GET)
+        pairs = queue_pairs(flt)
+        groups: dict[int, dict[str, Any]] = {}
+        for pair in pairs:
+            group = groups.setdefault(pair.assignment_id, {"assignment": pair.assignment, "pairs": []})
+            group["pairs"].append(pair)
+        context.update(
+            filter=flt,
+            groups=list(groups.values()),
+            n_pairs=len(pairs),
+            truncated=len(pairs) >= MAX_ROWS,
+            batches=Batch.objects.order_by("-created")[:100],
+            flags=sorted(SEVERITY),
+            types=ALL_TYPES,
+            statuses=Assignment.Status.choices,
+        )
+        return context
+
+
+@require_POST
+def review_queue_decide(request: HttpRequest) -> HttpResponse:
+    """Approve or reject the ticked assignments (each goes to its platform; failures are listed)."""
+    from crowd.services.review import ReviewError, approve_assignment, reject_assignment
+
+    _require_staff(request)
+    action = request.POST.get("action")
+    reason = request.POST.get("reason", "")
+    ids = [int(i) for i in request.POST.getlist("assignment") if i.isdigit()]
+    done, failed = 0, []
+    for assignment in Assignment.objects.filter(pk__in=ids).select_related("hit__batch"):
+        try:
+            if action == "approve":
+                approve_assignment(assignment)
+            elif action == "reject":
+                reject_assignment(assignment, reason)
+            else:
+                raise ReviewError(f"unknown action {action!r}")
+            done += 1
+        except (IllegalTransition, ValidationError, ReviewError) as exc:
+            text = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
+            failed.append(f"Assignment({assignment.pk}): {text}")
+    if done:
+        verb = "Approved" if action == "approve" else "Rejected"
+        messages.success(request, f"{verb} {done} assignment(s).")
+    for line in failed:
+        messages.error(request, line)
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        target = "annotation:review-queue"
     return redirect(target)

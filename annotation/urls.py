@@ -18,5 +18,7 @@ urlpatterns = [
     path("assignments/<int:pk>/review/", review_views.review_assignment, name="assignment-review"),
     path("assignments/<int:pk>/bonus/", review_views.bonus_assignment, name="assignment-bonus"),
     path("workers/<int:pk>/block/", review_views.worker_block, name="worker-block"),
+    path("review/", review_views.ReviewQueueView.as_view(), name="review-queue"),
+    path("review/decide/", review_views.review_queue_decide, name="review-decide"),
     path("jobs/<int:pk>/", views.JobDetailView.as_view(), name="job"),
 ]

@@ -16,7 +16,7 @@ from django.utils import timezone
 from annotation import question_types as qt
 from annotation.models import Corpus, Passage, QAPair
 from filters.qc import run_qc
-from filters.qc_sciq import SciQItem
+from filters.qc_sciq import SciQItem, SciQOptions
 from filters.qc_syllabusqa import SyllabusQAPair
 from filters.sentence_filter import judge_passages
 from filters.sentence_rules import FilterOptions
@@ -84,6 +84,28 @@ def _count() -> Any:
     return Count("pk")
 
 
+def _final_distractors(qa: QAPair) -> list[Any]:
+    """The distractors a SciQ pair is released with: the source's, or the latest validation's.
+
+    Several stage-2 workers may validate one pair, each choosing their own three; QC judges the newest.
+    """
+    chosen = [d for d in qa.distractors.all() if d.selected]
+    validations = [d.validation_id for d in chosen if d.validation_id is not None]
+    if validations:
+        latest = max(validations)
+        chosen = [d for d in chosen if d.validation_id == latest]
+    return chosen
+
+
+def awaits_distractors(qa: QAPair) -> bool:
+    """True for a crowd-written SciQ question that no stage-2 worker has validated yet."""
+    return (
+        qa.question_type == qt.SCIQ
+        and qa.assignment_id is not None
+        and not any(d.selected for d in qa.distractors.all())
+    )
+
+
 def qc_records_for(pairs: Iterable[QAPair]) -> tuple[list[SyllabusQAPair | SciQItem], dict[str, str]]:
     """Turn stored QA pairs into QC inputs plus the syllabus texts they refer to."""
     records: list[SyllabusQAPair | SciQItem] = []
@@ -91,17 +113,15 @@ def qc_records_for(pairs: Iterable[QAPair]) -> tuple[list[SyllabusQAPair | SciQI
     for qa in pairs:
         pair_id = qa.external_id or str(qa.pk)
         if qa.question_type == qt.SCIQ:
-            distractors = [d for d in qa.distractors.all()]
+            distractors = _final_distractors(qa)
             records.append(
                 SciQItem(
                     id=pair_id,
                     question=qa.question,
                     answer=qa.answer,
                     passage=qa.passage.text if qa.passage_id else "",
-                    distractors=tuple(d.text for d in distractors if d.selected),
-                    worker_distractors=tuple(
-                        d.text for d in distractors if d.selected and d.origin == "worker"
-                    )
+                    distractors=tuple(d.text for d in distractors),
+                    worker_distractors=tuple(d.text for d in distractors if d.origin == "worker")
                     if qa.assignment_id
                     else None,
                 )
@@ -133,8 +153,16 @@ def qc_queryset(pairs: Any, save: bool = True) -> list[dict[str, Any]]:
             "spans", "steps", "distractors"
         )
     )
-    records, documents = qc_records_for(pairs)
-    results = run_qc(records, documents)
+    # Stage-1 SciQ questions have no distractors yet: their distractor checks wait for stage 2.
+    waiting = [qa for qa in pairs if awaits_distractors(qa)]
+    complete = [qa for qa in pairs if not awaits_distractors(qa)]
+    by_pk: dict[int, dict[str, Any]] = {}
+    for group, options in ((complete, SciQOptions()), (waiting, SciQOptions(check_distractors=False))):
+        if group:
+            records, documents = qc_records_for(group)
+            for qa, result in zip(group, run_qc(records, documents, sciq_options=options), strict=True):
+                by_pk[qa.pk] = result
+    results = [by_pk[qa.pk] for qa in pairs]
     if save:
         for qa, result in zip(pairs, results, strict=True):
             qa.qc_flags = list(result["flags"])

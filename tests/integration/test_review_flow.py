@@ -1,0 +1,104 @@
+"""A batch of submissions flows end to end with a real Celery worker: the worker submits on the HIT page,
+the QC job runs on a real ``celery worker`` process through Redis, the flagged pair shows up in the review
+queue, and the researcher's decision reaches the platform (the local crowd here)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from django.contrib.auth import get_user_model
+from django_celery_results.models import TaskResult
+
+from annotation import hit_links
+from annotation.models import Assignment, Corpus, Passage, QAPair, sha256_text
+from annotation.services.assigning import claim_next
+from annotation.services.batches import BatchSpec, create_batch
+from config.celery import app as celery_app
+from crowd.models import Consent, Payment
+from tests.factories import make_corpus, make_worker
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+PASSAGES = (
+    "Oxidants are compounds that are capable of accepting electrons from other substances.",
+    "Mitochondria release energy from glucose during cellular respiration in most cells.",
+    "Ribosomes build proteins by linking amino acids in the order given by messenger RNA.",
+)
+
+
+@pytest.fixture
+def broker(redis_url: str) -> Iterator[str]:
+    """Point this process's Celery producer at the test Redis (the HIT view queues QC on commit)."""
+    old = celery_app.conf.broker_url
+
+    def reset() -> None:
+        if celery_app._pool is not None:
+            celery_app._pool.force_close_all()
+        celery_app._pool = None
+        celery_app.amqp._producer_pool = None
+
+    reset()
+    celery_app.conf.broker_url = redis_url
+    yield redis_url
+    reset()
+    celery_app.conf.broker_url = old
+
+
+def _wait_for(predicate, timeout: float = 90.0) -> bool:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.3)
+    return False
+
+
+def test_submit_qc_job_review_queue_decision(client, broker: str, celery_worker_process) -> None:  # type: ignore[no-untyped-def]
+    corpus = make_corpus(name="tb", kind=Corpus.Kind.TEXTBOOK)
+    for i, text in enumerate(PASSAGES):
+        Passage.objects.create(
+            corpus=corpus,
+            position=i,
+            text=text,
+            text_sha256=sha256_text(text),
+            filter_status=Passage.FilterStatus.ACCEPTED,
+        )
+    batch = create_batch(BatchSpec(kind="sciq_question", corpus="tb"))
+    batch.publish()
+    celery_worker_process("default", "qc-worker", broker)
+    assignment = claim_next(batch, make_worker("writer"))
+    Consent.objects.create(worker=assignment.worker, batch=batch)
+    passage = assignment.hit.passages.get(text=PASSAGES[0])
+    # The answer is a paraphrase that is not in the passage: QC flags it for review (a warning to the worker).
+    response = client.post(
+        hit_links.url_for(assignment),
+        {
+            "passage": str(passage.pk),
+            "question": "What are compounds that can accept electrons from other substances called?",
+            "answer": "electron acceptors",
+        },
+    )
+    assert response.status_code == 200 and b"Thank you" in response.content
+    pair = QAPair.objects.get(assignment=assignment)
+
+    def qc_done() -> bool:
+        return TaskResult.objects.filter(
+            task_name="annotation.tasks.after_submission", status="SUCCESS", worker__startswith="qc-worker@"
+        ).exists()
+
+    assert _wait_for(qc_done), "the QC job did not run on the Celery worker"
+    result = TaskResult.objects.get(task_name="annotation.tasks.after_submission")
+    assert f'"assignment": {assignment.pk}' in result.result and '"flagged": 1' in result.result
+    assert QAPair.objects.get(pk=pair.pk).qc_flags == ["answer_not_in_passage"]
+
+    researcher = get_user_model().objects.create_user("r", password="pw-for-tests", is_staff=True)
+    client.force_login(researcher)
+    queue = client.get("/review/", {"flag": "answer_not_in_passage", "batch": batch.pk}).content.decode()
+    assert "electron acceptors" in queue and f'value="{assignment.pk}"' in queue
+    client.post("/review/decide/", {"assignment": [str(assignment.pk)], "action": "approve"})
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.APPROVED
+    assert Payment.objects.filter(assignment=assignment, kind="reward").count() == 1
+    assert QAPair.objects.get(pk=pair.pk).status == QAPair.Status.ACCEPTED
