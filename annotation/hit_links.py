@@ -2,7 +2,8 @@
 
 A HIT page runs inside MTurk's iframe, where browsers drop third-party cookies, so neither a session
 nor a CSRF cookie can be relied on. The page is reached instead through a link that carries the
-assignment id signed with the secret key (``django.core.signing``): unguessable, given only to the
+assignment id signed with the secret key (``django.core.signing.Signer``, no timestamp, so a worker
+who arrives twice gets the same link): unguessable, given only to the
 worker who holds the assignment, and useless once the assignment is submitted or expired.
 """
 
@@ -19,8 +20,20 @@ PREVIEW_SALT = "crowdqa.hit-preview"
 
 
 def token_for(assignment: Assignment) -> str:
-    """The signed token naming ``assignment``."""
-    return signing.dumps(assignment.pk, salt=SALT)
+    """The signed token naming ``assignment`` (the same token every time: a stable link)."""
+    return signing.Signer(salt=SALT).sign(str(assignment.pk))
+
+
+def _unsign(token: str, salt: str) -> int:
+    """The id inside a token.
+
+    Raises:
+        Http404: for a forged or truncated token.
+    """
+    try:
+        return int(signing.Signer(salt=salt).unsign(token))
+    except (signing.BadSignature, ValueError) as exc:
+        raise Http404("This HIT link is not valid.") from exc
 
 
 def assignment_for(token: str) -> Assignment:
@@ -29,10 +42,7 @@ def assignment_for(token: str) -> Assignment:
     Raises:
         Http404: for a forged, truncated or unknown token (no hint about which).
     """
-    try:
-        pk = signing.loads(token, salt=SALT)
-    except signing.BadSignature as exc:
-        raise Http404("This HIT link is not valid.") from exc
+    pk = _unsign(token, SALT)
     assignment = (
         Assignment.objects.select_related("hit__batch__corpus", "hit__document", "worker")
         .filter(pk=pk)
@@ -53,7 +63,7 @@ def preview_token_for(hit: HIT) -> str:
 
     It grants no assignment: only the HIT's own document pages can be fetched with it.
     """
-    return "p" + signing.dumps(hit.pk, salt=PREVIEW_SALT)
+    return "p" + signing.Signer(salt=PREVIEW_SALT).sign(str(hit.pk))
 
 
 def hit_for_preview(token: str) -> HIT:
@@ -64,10 +74,7 @@ def hit_for_preview(token: str) -> HIT:
     """
     if not token.startswith("p"):
         raise Http404("This preview link is not valid.")
-    try:
-        pk = signing.loads(token[1:], salt=PREVIEW_SALT)
-    except signing.BadSignature as exc:
-        raise Http404("This preview link is not valid.") from exc
+    pk = _unsign(token[1:], PREVIEW_SALT)
     hit = HIT.objects.select_related("document").filter(pk=pk).first()
     if hit is None:
         raise Http404("This preview link is not valid.")

@@ -45,8 +45,10 @@ class WordVectors:
             dim: vector size.
             epochs: passes over the corpus.
             min_count: ignore rarer tokens.
-            seed: random seed (training with workers > 1 is not bit-reproducible).
-            workers: threads.
+            seed: random seed.
+            workers: threads. Only workers=1 is reproducible: with more threads the order in which
+                sentences update the shared weights depends on OS scheduling, so two runs with the
+                same seed give different vectors (gensim documents this).
 
         Returns:
             The trained vectors.
@@ -134,14 +136,21 @@ class NeighbourIndex:
     def nearest(
         self, query: np.ndarray, k: int, exclude: Optional[set[str]] = None
     ) -> list[tuple[str, float]]:
-        """Return up to k (expression, cosine) pairs closest to a query vector, best first."""
-        if not len(self.expressions) or not np.any(query):
+        """Return up to k (expression, cosine) pairs closest to a query vector, best first.
+
+        Equal cosines (equal bag vectors are common: 'heart', 'heart heart' and any expression whose
+        other words have no vector) are ordered by position in the index, and every expression tied
+        with the k-th one is considered, so the result does not depend on how ``argpartition`` happens
+        to split a tie.
+        """
+        if not len(self.expressions) or not np.any(query) or k <= 0:
             return []
         q = query / np.linalg.norm(query)
         sims = self.matrix @ q.astype(np.float32)
         k_eff = min(len(sims), k + (len(exclude) if exclude else 0))
-        top = np.argpartition(-sims, k_eff - 1)[:k_eff]
-        top = top[np.argsort(-sims[top])]
+        threshold = sims[np.argpartition(-sims, k_eff - 1)[k_eff - 1]]
+        top = np.flatnonzero(sims >= threshold)
+        top = top[np.lexsort((top, -sims[top]))]
         out = []
         for i in top:
             expression = self.expressions[i]

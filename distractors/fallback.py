@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from distractors.embeddings import NeighbourIndex, WordVectors
 from distractors.knowledge import WordNetKnowledge
-from distractors.suggestion import Suggestion
+from distractors.suggestion import Suggestion, ranked_suggestions
 from distractors.text import is_answer_variant, normalize, tokenize
 
 logger = logging.getLogger(__name__)
@@ -57,8 +57,7 @@ class WordNetSiblingFallback:
             seen.add(text)
             # Whole-phrase frequency: multi-word names are rarer, and usually worse distractors.
             scored.append((text, wordfreq.zipf_frequency(text, "en") / 8.0))
-        scored.sort(key=lambda item: -item[1])
-        return [Suggestion(text, round(score, 4), i) for i, (text, score) in enumerate(scored[:top], start=1)]
+        return ranked_suggestions(scored, top)
 
 
 def _pluralize(expression: str) -> str:
@@ -97,4 +96,4 @@ class EmbeddingNeighbourFallback:
     def suggest(self, question: str, answer: str, top: int = 6) -> list[Suggestion]:
         """Return the ``top`` nearest neighbours, scored by cosine similarity mapped to [0, 1]."""
         hits = self.rank(question, answer, top)
-        return [Suggestion(text, round((sim + 1) / 2, 4), i) for i, (text, sim) in enumerate(hits, start=1)]
+        return ranked_suggestions(((text, (sim + 1) / 2) for text, sim in hits), top)

@@ -154,7 +154,7 @@ def mine_generalising_concepts(
         top_k: how many concepts to keep.
 
     Returns:
-        Synset names ('organ.n.01'), most frequent first.
+        Synset names ('organ.n.01'), most frequent first; equally frequent ones by name.
     """
     counts: Counter[Any] = Counter()
     for distractors in distractor_sets:
@@ -169,6 +169,9 @@ def mine_generalising_concepts(
             # Keep the most specific shared concepts: 'chemical element' rather than also 'substance'.
             covered = set().union(*(knowledge.ancestors_of(c) for c in common))
             counts.update(c for c in common if c not in covered)
-    concepts = [s for s, _ in counts.most_common() if s.min_depth() >= MIN_CONCEPT_DEPTH][:top_k]
+    # Ties are broken by synset name: Counter.most_common keeps insertion order, which here is the
+    # iteration order of a frozenset of synsets and so changes with PYTHONHASHSEED.
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0].name()))
+    concepts = [s for s, _ in ranked if s.min_depth() >= MIN_CONCEPT_DEPTH][:top_k]
     logger.info("generalising concepts: %s", [s.name() for s in concepts[:10]])
     return [s.name() for s in concepts]

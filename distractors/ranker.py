@@ -22,7 +22,7 @@ from distractors.embeddings import NeighbourIndex, WordVectors
 from distractors.features import FeatureExtractor
 from distractors.knowledge import WordNetKnowledge
 from distractors.shortlist import DEFAULT_SHORTLIST, CandidateGenerator, ShortlistConfig
-from distractors.suggestion import Suggestion
+from distractors.suggestion import Suggestion, ranked_suggestions
 from distractors.text import is_answer_variant, normalize
 
 logger = logging.getLogger(__name__)
@@ -105,10 +105,8 @@ class DistractorRanker:
         return scores
 
     def _top(self, candidates: Sequence[str], scores: np.ndarray, top: int) -> list[Suggestion]:
-        order = np.argsort(-scores, kind="stable")[:top]
-        return [
-            Suggestion(candidates[i], round(float(scores[i]), 4), r) for r, i in enumerate(order, start=1)
-        ]
+        """Return the ``top`` best candidates: score descending, ties by text (see ``ranked_suggestions``)."""
+        return ranked_suggestions(zip(candidates, scores.tolist(), strict=True), top)
 
     def rank(self, question: str, answer: str, candidates: Sequence[str]) -> list[Suggestion]:
         """Score and sort arbitrary candidates (answer variants removed)."""

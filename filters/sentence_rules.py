@@ -4,9 +4,11 @@ Why rules and not a model: the paper built the filter iteratively on a small lab
 to raise precision first; each rule is a cheap, explainable test, and every sentence gets *all* the
 codes that fire so reviewers see why it was rejected. Codes are the DESIGN.md rule codes.
 
-Each rule takes a spaCy ``Span`` (one sentence, tagged by ``tagger`` + ``attribute_ruler``; ``first_name``
-also reads ``doc.ents``) and :class:`FilterOptions`, and returns True when the rule *fires* (the
-sentence should be rejected). "Tokens" for the length and capitalisation rules are whitespace-delimited
+Each rule takes a :class:`SentenceView` (one sentence, tagged by spaCy's ``tagger``; ``first_name`` also
+reads the PERSON entities) and :class:`FilterOptions`, and returns True when the rule *fires* (the
+sentence should be rejected). The view copies the strings and flags the rules read out of the spaCy
+``Span`` once, because reading token attributes through spaCy objects again in every rule cost more
+than all the rule logic. "Tokens" for the length and capitalisation rules are whitespace-delimited
 words holding at least one letter or digit, so "molecular-sized" or "Si-O-Si" count once.
 """
 
@@ -18,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
-from spacy.tokens import Span, Token
+from spacy.tokens import Span
 
 from filters.wordlists import load_wordlist, split_words_and_phrases
 
@@ -82,29 +84,93 @@ class FilterOptions:
             )
 
 
-Rule = Callable[[Span, FilterOptions], bool]
-
 _NON_THIRD_PERSON = frozenset(
     "i me my mine myself we us our ours ourselves you your yours yourself yourselves".split()
 )
 _DEMONSTRATIVES = frozenset(("this", "that", "these", "those"))
+# Penn tags of verbs and modals. The tagger alone gives these; spaCy's attribute_ruler would only map
+# them to the coarse VERB/AUX, and on 15,389 SciQ sentences "has a VERB/AUX" and "has one of these tags"
+# never differed, so the filter does not run the attribute_ruler (a quarter of the spaCy time).
+_VERB_TAGS = frozenset(("VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD"))
+_FIGURE_WORDS = frozenset(("figure", "fig", "figures"))
 _ALLOWED_PUNCTUATION = frozenset(".,;:!?'\"’‘“”()-–—")
 _TRAILING_CLOSERS = " .\"'’”)]"
+_LEADING_OPENERS = "\"'“‘("
 _CLAUSE_OPENERS = frozenset(("(", ";", ":", "•"))
 _URL = re.compile(r"https?://|www\.|\.(?:com|org|edu|gov|net)\b|\burl\b", re.IGNORECASE)
 _NON_FIGURE_TABLE_BEFORE = frozenset(("periodic", "water", "'s", "’s"))
 _NON_FIGURE_TABLE_AFTER = frozenset(("salt", "sugar", "tennis", "top", "spoon", "spoons", "tablespoon"))
 _DIGIT_COMMA = re.compile(r"(?<=\d),(?=\d{3})")
+_FIRST_LETTERS = re.compile(r"[a-z]+")
 
 
-def _words(span: Span) -> list[str]:
-    """Whitespace-delimited words of the sentence that hold a letter or digit."""
-    return [w for w in span.text.split() if any(ch.isalnum() for ch in w)]
+@dataclass(frozen=True, slots=True)
+class SentenceView:
+    """The strings and flags of one tagged sentence that the rules read, extracted once.
+
+    Token fields are parallel tuples over the sentence's non-whitespace tokens.
+
+    Attributes:
+        text: the sentence text.
+        lower: lowercased text, curly apostrophes straightened, whitespace collapsed.
+        words: whitespace-delimited words holding a letter or digit (length and capitals rules).
+        texts / lowers / tags: token text, lowercase text and Penn tag.
+        punct: token is punctuation.
+        like_num: token looks like a number ("14.11", "ten").
+        persons: the token texts of each PERSON entity (empty unless NER ran on the sentence).
+    """
+
+    text: str
+    lower: str
+    words: tuple[str, ...]
+    texts: tuple[str, ...]
+    lowers: tuple[str, ...]
+    tags: tuple[str, ...]
+    punct: tuple[bool, ...]
+    like_num: tuple[bool, ...]
+    persons: tuple[tuple[str, ...], ...]
+
+    @classmethod
+    def from_span(cls, span: Span, entities: bool = True) -> SentenceView:
+        """Read one sentence of a tagged doc.
+
+        Args:
+            span: a sentence of a doc processed by the filter pipeline (``doc[:]`` or one of ``doc.sents``).
+            entities: read the PERSON entities; pass False when NER did not run on the doc, because
+                ``span.ents`` scans every token and cost as much as building the rest of the view.
+
+        Returns:
+            The view.
+        """
+        texts, lowers, tags, punct, like_num = [], [], [], [], []
+        for token in span:
+            if token.is_space:
+                continue
+            texts.append(token.text)
+            lowers.append(token.lower_)
+            tags.append(token.tag_)
+            punct.append(token.is_punct)
+            like_num.append(token.like_num)
+        persons = (
+            tuple(tuple(t.text for t in ent if not t.is_space) for ent in span.ents if ent.label_ == "PERSON")
+            if entities
+            else ()
+        )
+        text = span.text
+        return cls(
+            text=text,
+            lower=" ".join(text.lower().replace("’", "'").split()),
+            words=tuple(w for w in text.split() if any(ch.isalnum() for ch in w)),
+            texts=tuple(texts),
+            lowers=tuple(lowers),
+            tags=tuple(tags),
+            punct=tuple(punct),
+            like_num=tuple(like_num),
+            persons=persons,
+        )
 
 
-def _content_tokens(span: Span) -> list[Token]:
-    """Tokens that are neither punctuation nor whitespace."""
-    return [t for t in span if not (t.is_punct or t.is_space)]
+Rule = Callable[[SentenceView, FilterOptions], bool]
 
 
 @lru_cache(maxsize=4096)
@@ -128,81 +194,90 @@ def _phrase_pattern(name: str) -> tuple[frozenset[str], re.Pattern[str] | None]:
     return words, re.compile(r"\b(?:" + "|".join(re.escape(p) for p in phrases) + r")\b")
 
 
-def _is_figure_word(token: Token) -> bool:
+@cache
+def _discourse_markers() -> tuple[frozenset[str], tuple[str, ...]]:
+    """The discourse-marker words and phrases (longest phrase first), split once per process."""
+    return split_words_and_phrases(load_wordlist("discourse_markers"))
+
+
+def _is_figure_word(lower: str) -> bool:
     """True for "Figure"/"Fig." which the tagger sometimes reads as a verb at the start of a caption."""
-    return token.lower_.rstrip(".") in ("figure", "fig", "figures")
+    return lower.rstrip(".") in _FIGURE_WORDS
 
 
-def _normalized_lower(span: Span) -> str:
-    """Lowercased text with curly apostrophes straightened and whitespace collapsed."""
-    return " ".join(span.text.lower().replace("’", "'").split())
-
-
-def question_or_exclamation(span: Span, options: FilterOptions) -> bool:
+def question_or_exclamation(view: SentenceView, options: FilterOptions) -> bool:
     """Rule i: the sentence is a question or an exclamation (ends in '?' or '!')."""
-    return span.text.rstrip(_TRAILING_CLOSERS).endswith(("?", "!"))
+    return view.text.rstrip(_TRAILING_CLOSERS).endswith(("?", "!"))
 
 
-def no_verb_phrase(span: Span, options: FilterOptions) -> bool:
-    """Rule ii: no verb or auxiliary at all (headings, captions, credits, list debris)."""
-    return not any(t.pos_ in ("VERB", "AUX") and not _is_figure_word(t) for t in span)
+def no_verb_phrase(view: SentenceView, options: FilterOptions) -> bool:
+    """Rule ii: no verb or modal at all (headings, captions, credits, list debris)."""
+    return not any(
+        tag in _VERB_TAGS and not _is_figure_word(lower)
+        for tag, lower in zip(view.tags, view.lowers, strict=True)
+    )
 
 
-def modal_verb(span: Span, options: FilterOptions) -> bool:
+def modal_verb(view: SentenceView, options: FilterOptions) -> bool:
     """Rule iii: a modal verb (can, may, might, must, should, will, would ...), i.e. Penn tag MD."""
-    return any(t.tag_ == "MD" for t in span)
+    return "MD" in view.tags
 
 
-def imperative(span: Span, options: FilterOptions) -> bool:
+def imperative(view: SentenceView, options: FilterOptions) -> bool:
     """Rule iv: an imperative phrase: a clause that opens with a bare verb ("Look at", "(see Figure").
 
     The tagger marks a base-form verb ``VB``; at the start of a sentence or right after an opening
     bracket, semicolon, colon or bullet, a ``VB`` is an order to the reader. "Let us"/"Let's" counts too.
     """
-    tokens = [t for t in span if not t.is_space]
-    for i, token in enumerate(tokens):
-        opens_clause = i == 0 or tokens[i - 1].text in _CLAUSE_OPENERS
-        if opens_clause and token.tag_ == "VB" and not _is_figure_word(token):
+    texts, tags, lowers = view.texts, view.tags, view.lowers
+    for i, tag in enumerate(tags):
+        if tag == "VB" and (i == 0 or texts[i - 1] in _CLAUSE_OPENERS) and not _is_figure_word(lowers[i]):
             return True
-    return len(tokens) > 1 and tokens[0].lower_ == "let" and tokens[1].lower_ in ("us", "'s", "’s")
+    return len(lowers) > 1 and lowers[0] == "let" and lowers[1] in ("us", "'s", "’s")
 
 
-def demonstrative_pronoun(span: Span, options: FilterOptions) -> bool:
+def demonstrative_pronoun(view: SentenceView, options: FilterOptions) -> bool:
     """Rule v: this/that/these/those used as a demonstrative (not relative or complementiser 'that')."""
-    return any(t.lower_ in _DEMONSTRATIVES and t.tag_ == "DT" for t in span)
+    return any(
+        tag == "DT" and lower in _DEMONSTRATIVES for tag, lower in zip(view.tags, view.lowers, strict=True)
+    )
 
 
-def non_third_person_pronoun(span: Span, options: FilterOptions) -> bool:
+def non_third_person_pronoun(view: SentenceView, options: FilterOptions) -> bool:
     """Rule vi: a first- or second-person pronoun (I, we, you, our, your ...).
 
     "The I band" (a muscle band) and "the US" are not pronouns: an "I" after a determiner and an
     all-capitals "US" are skipped.
     """
-    for token in span:
-        if token.lower_ not in _NON_THIRD_PERSON or token.tag_ not in ("PRP", "PRP$"):
+    texts, tags = view.texts, view.tags
+    for i, lower in enumerate(view.lowers):
+        if lower not in _NON_THIRD_PERSON or tags[i] not in ("PRP", "PRP$"):
             continue
-        if token.text == "I" and token.i > span.start and token.nbor(-1).tag_ == "DT":
+        text = texts[i]
+        if text == "I" and i > 0 and tags[i - 1] == "DT":
             continue
-        if len(token.text) > 1 and token.text.isupper():
+        if len(text) > 1 and text.isupper():
             continue
         return True
     return False
 
 
-def starts_with_pronoun(span: Span, options: FilterOptions) -> bool:
+def starts_with_pronoun(view: SentenceView, options: FilterOptions) -> bool:
     """Rule vii: the first word is a personal/possessive pronoun or a stand-alone demonstrative."""
-    tokens = _content_tokens(span)
-    if not tokens:
+    content = [i for i, is_punct in enumerate(view.punct) if not is_punct][:2]
+    if not content:
         return False
-    first = tokens[0]
-    if first.tag_ in ("PRP", "PRP$"):
+    first = content[0]
+    if view.tags[first] in ("PRP", "PRP$"):
         return True
-    if first.lower_ not in _DEMONSTRATIVES:
+    if view.lowers[first] not in _DEMONSTRATIVES:
         return False
     # Without the parser, a demonstrative stands alone when the next word is not part of a noun phrase
     # ("This makes sense", "That's why", "This greatly increases") rather than "This rock".
-    nxt = tokens[1] if len(tokens) > 1 else None
-    return nxt is None or nxt.tag_.startswith(("VB", "MD", "RB")) or nxt.lower_ in ("'s", "’s")
+    if len(content) < 2:
+        return True
+    nxt = content[1]
+    return view.tags[nxt].startswith(("VB", "MD", "RB")) or view.lowers[nxt] in ("'s", "’s")
 
 
 def has_name_candidate(span: Span) -> bool:
@@ -210,110 +285,113 @@ def has_name_candidate(span: Span) -> bool:
 
     Why: running the NER component only on sentences that pass this test keeps the filter fast.
     """
-    tokens = list(span)
-    return any(
-        a.is_title and a.is_alpha and b.is_title and b.is_alpha and a.tag_ == "NNP" and b.tag_ == "NNP"
-        for a, b in zip(tokens, tokens[1:], strict=False)
-    )
-
-
-def first_name(span: Span, options: FilterOptions) -> bool:
-    """Rule viii: a person is named with a first name: a PERSON entity of two or more title-case words.
-
-    A surname alone ("Mendel", "Darwin") is how textbooks cite scientists and does not fire.
-    Requires ``doc.ents`` (NER) on candidate sentences; see :func:`has_name_candidate`.
-    """
-    for ent in span.ents:
-        if ent.label_ != "PERSON" or len(ent) < 2:
-            continue
-        if ent[0].is_title and ent[0].is_alpha and len(ent[0]) > 1:
+    previous = False
+    for token in span:
+        current = token.tag_ == "NNP" and token.is_title and token.is_alpha
+        if current and previous:
             return True
+        previous = current
     return False
 
 
-def length(span: Span, options: FilterOptions) -> bool:
+def first_name(view: SentenceView, options: FilterOptions) -> bool:
+    """Rule viii: a person is named with a first name: a PERSON entity of two or more title-case words.
+
+    A surname alone ("Mendel", "Darwin") is how textbooks cite scientists and does not fire.
+    Requires the PERSON entities (NER) on candidate sentences; see :func:`has_name_candidate`.
+    """
+    return any(
+        len(person) >= 2 and len(person[0]) > 1 and person[0].isalpha() and person[0].istitle()
+        for person in view.persons
+    )
+
+
+def length(view: SentenceView, options: FilterOptions) -> bool:
     """Rule ix (a): fewer than ``min_tokens`` or more than ``max_tokens`` words."""
-    n = len(_words(span))
+    n = len(view.words)
     return n < options.min_tokens or n > options.max_tokens
 
 
-def too_many_commas(span: Span, options: FilterOptions) -> bool:
+def too_many_commas(view: SentenceView, options: FilterOptions) -> bool:
     """Rule ix (b): more than ``max_commas`` commas (thousands separators such as 1,000 excluded)."""
-    return _DIGIT_COMMA.sub("", span.text).count(",") > options.max_commas
+    text = view.text
+    if text.count(",") <= options.max_commas:
+        return False
+    return _DIGIT_COMMA.sub("", text).count(",") > options.max_commas
 
 
-def special_characters(span: Span, options: FilterOptions) -> bool:
+def special_characters(view: SentenceView, options: FilterOptions) -> bool:
     """Rule x: a character other than Latin letters, digits, spaces and ordinary punctuation.
 
     Fires on symbols and formula debris (°, %, /, +, =, →, •, |, Greek letters), which mark
     measurements, equations and extraction artefacts rather than plain statements.
     """
-    return any(_is_special(ch) for ch in span.text)
+    return any(_is_special(ch) for ch in view.text)
 
 
-def too_many_capitalized(span: Span, options: FilterOptions) -> bool:
+def too_many_capitalized(view: SentenceView, options: FilterOptions) -> bool:
     """Rule xi: more than ``max_capitalized`` words beginning with an uppercase letter."""
-    return sum(1 for w in _words(span) if w.lstrip("\"'“‘(")[:1].isupper()) > options.max_capitalized
+    return sum(1 for w in view.words if w.lstrip(_LEADING_OPENERS)[:1].isupper()) > options.max_capitalized
 
 
-def mentions_figure_table_link(span: Span, options: FilterOptions) -> bool:
+def mentions_figure_table_link(view: SentenceView, options: FilterOptions) -> bool:
     """Rule xii: mentions a figure, graph, table, photo or web link.
 
     Nouns only (so "figure out" does not fire), and chemistry's "periodic table", "table salt" and
     geology's "water table" are not layout tables.
     """
-    if _URL.search(span.text):
+    if _URL.search(view.text):
         return True
     words = load_wordlist("figure_words")
-    tokens = list(span)
-    for i, token in enumerate(tokens):
-        lower = token.lower_.rstrip(".")
+    lowers, tags = view.lowers, view.tags
+    n = len(lowers)
+    for i, raw in enumerate(lowers):
+        lower = raw.rstrip(".")
         if lower not in words and not (lower.endswith("s") and lower[:-1] in words):
             continue
-        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-        if lower in ("figure", "fig", "figures"):
-            if token.tag_.startswith("NN") or (nxt is not None and (nxt.like_num or nxt.lower_ == "below")):
+        tag = tags[i]
+        if lower in _FIGURE_WORDS:
+            if tag.startswith("NN") or (i + 1 < n and (view.like_num[i + 1] or lowers[i + 1] == "below")):
                 return True
             continue
-        if not token.tag_.startswith("NN"):
+        if not tag.startswith("NN"):
             continue
         if lower.startswith("table"):
-            before = tokens[i - 1].lower_ if i > 0 else ""
-            after = nxt.lower_ if nxt is not None else ""
+            before = lowers[i - 1] if i > 0 else ""
+            after = lowers[i + 1] if i + 1 < n else ""
             if before in _NON_FIGURE_TABLE_BEFORE or after in _NON_FIGURE_TABLE_AFTER:
                 continue
         return True
     return False
 
 
-def discourse_marker_start(span: Span, options: FilterOptions) -> bool:
+def discourse_marker_start(view: SentenceView, options: FilterOptions) -> bool:
     """Rule xiii: the sentence opens with a discourse marker ("However,", "For example,", "But")."""
-    text = _normalized_lower(span).lstrip("\"'“‘(")
-    words, phrases = split_words_and_phrases(load_wordlist("discourse_markers"))
+    text = view.lower.lstrip(_LEADING_OPENERS)
+    words, phrases = _discourse_markers()
     for phrase in phrases:
         if text.startswith(phrase) and (len(text) == len(phrase) or not text[len(phrase)].isalnum()):
             # "In addition to holding cells together, ..." is a preposition phrase, not a connective.
             return not text[len(phrase) :].startswith(" to ")
-    first = re.match(r"[a-z]+", text)
+    first = _FIRST_LETTERS.match(text)
     return first is not None and first.group(0) in words and not text[first.end() : first.end() + 1].isalnum()
 
 
-def absolute_wording(span: Span, options: FilterOptions) -> bool:
+def absolute_wording(view: SentenceView, options: FilterOptions) -> bool:
     """Rule xiv: absolute wording (never, nothing, always, definitely, completely ...)."""
     words, pattern = _phrase_pattern("absolute_words")
-    if any(t.lower_ in words for t in span):
+    if not words.isdisjoint(view.lowers):
         return True
-    return pattern is not None and pattern.search(_normalized_lower(span)) is not None
+    return pattern is not None and pattern.search(view.lower) is not None
 
 
-def instructional_vocabulary(span: Span, options: FilterOptions) -> bool:
+def instructional_vocabulary(view: SentenceView, options: FilterOptions) -> bool:
     """Rule xv: classroom vocabulary (teacher, worksheet, chapter, "this section", "review questions")."""
     words, pattern = _phrase_pattern("instructional_vocabulary")
-    for token in span:
-        lower = token.lower_
+    for lower in view.lowers:
         if lower in words or (lower.endswith("s") and (lower[:-1] in words or lower[:-2] in words)):
             return True
-    return pattern is not None and pattern.search(_normalized_lower(span)) is not None
+    return pattern is not None and pattern.search(view.lower) is not None
 
 
 RULES: dict[str, Rule] = {
@@ -337,16 +415,19 @@ RULES: dict[str, Rule] = {
 assert tuple(RULES) == RULE_CODES
 
 
-def fired_rules(span: Span, options: FilterOptions) -> list[str]:
+def fired_rules(span: Span, options: FilterOptions, entities: bool = True) -> list[str]:
     """Every enabled rule that fires on one sentence, in the order of the paper.
 
     Args:
-        span: the sentence, from a doc tagged by the filter pipeline.
+        span: the sentence, from a doc tagged by the filter pipeline (with NER run on it if it holds a
+            name candidate).
         options: thresholds and disabled rules.
+        entities: whether NER ran on the doc (False skips reading entities; ``first_name`` cannot fire).
 
     Returns:
         The codes of the rules that fire (empty when the sentence is accepted).
     """
+    view = SentenceView.from_span(span, entities)
     return [
-        code for code, rule in RULES.items() if code not in options.disabled_rules and rule(span, options)
+        code for code, rule in RULES.items() if code not in options.disabled_rules and rule(view, options)
     ]

@@ -45,3 +45,11 @@ def test_mine_generalising_concepts__most_specific_shared_concepts(knowledge):
     assert concepts[0] == "chemical_element.n.01"
     assert "internal_organ.n.01" in concepts  # liver, lung and kidney are all internal organs
     assert "entity.n.01" not in concepts
+
+
+def test_mine_generalising_concepts__equal_counts_ordered_by_name(knowledge):
+    # Each set has exactly one most specific shared concept, each seen once: a four-way tie.
+    sets = [["liver", "lung", "kidney"], ["oxygen", "hydrogen", "calcium"], ["dog", "cat", "horse"]]
+    concepts = mine_generalising_concepts(knowledge, sets, top_k=30)
+    assert concepts == sorted(concepts)
+    assert concepts == mine_generalising_concepts(knowledge, list(reversed(sets)), top_k=30)

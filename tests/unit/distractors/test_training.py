@@ -32,6 +32,7 @@ def trained(wordnet, tmp_path_factory):
         include_wordnet_glosses=False,
         tag_all_candidates=False,
         n_jobs=2,
+        deterministic=True,  # one Word2Vec thread: the same vectors, so the same suggestions, every run
     )
     stages = []
     metrics = train(config, out, lambda stage, fraction: stages.append(stage))

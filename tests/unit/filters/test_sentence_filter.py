@@ -23,6 +23,13 @@ def test_judge_passage__splits_and_reports_sentences() -> None:
     assert verdict.accepted and verdict.reasons == ()
 
 
+def test_judge_passage__names_found_in_passage_sentences() -> None:
+    # NER runs only on docs with a name candidate; the passage path must still read its entities.
+    name = "Charles Darwin proposed the theory of evolution by natural selection."
+    verdict = judge_passage(f"{GOOD} {name}")
+    assert [s.rules for s in verdict.sentences] == [(), ("first_name",)]
+
+
 def test_judge_passage__too_few_accepted_sentences() -> None:
     verdict = judge_passage(f"{GOOD} {BAD}", FilterOptions(min_accepted_sentences=2))
     assert not verdict.accepted

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from filters.sentence_filter import filter_sentences
-from filters.sentence_rules import RULE_CODES, FilterOptions
+from filters.sentence_filter import filter_sentences, load_pipeline
+from filters.sentence_rules import RULE_CODES, FilterOptions, SentenceView, fired_rules
 
 CLEAN = "Ocean currents transfer heat from the Equator toward the poles."
 
@@ -127,3 +127,44 @@ def test_filter_sentences__keeps_order_and_json_shape() -> None:
 def test_rule_codes__match_design_vocabulary() -> None:
     assert len(RULE_CODES) == 16
     assert {code for code, _ in FIRING} == set(RULE_CODES)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # Labelled set ids 52, 56 and 316: the only verb is a form of be/have (AUX), read from the Penn
+        # tag now that the attribute_ruler (which maps tags to VERB/AUX) is not run.
+        "An emulsion is a colloidal dispersion of a liquid in either a liquid or a solid.",
+        "Some plants also have a secondary cell wall.",
+        "The cholera bacteria and guinea worms are pathogens.",
+        # Rule iii's example: a modal (MD) and a passive.
+        "Pneumonia may be caused by an infection or an injury to the lungs.",
+    ],
+)
+def test_no_verb_phrase__auxiliaries_and_modals_count_without_attribute_ruler(sentence: str) -> None:
+    (verdict,) = filter_sentences([sentence])
+    assert "no_verb_phrase" not in verdict.rules
+
+
+def test_load_pipeline__tags_without_parser_lemmatizer_or_attribute_ruler() -> None:
+    nlp = load_pipeline()
+    assert {"parser", "lemmatizer", "attribute_ruler"}.isdisjoint(nlp.component_names)
+    assert [t.tag_ for t in nlp("Ions are charged atoms.")] == ["NNS", "VBP", "VBN", "NNS", "."]
+
+
+def test_sentence_view__skips_whitespace_tokens_and_reads_person_entities() -> None:
+    nlp = load_pipeline()
+    doc = nlp.get_pipe("ner")(nlp("Charles  Darwin studied the finches of the Galapagos."))
+    view = SentenceView.from_span(doc[:])
+    assert view.texts[:3] == ("Charles", "Darwin", "studied")
+    assert len(view.texts) == len(view.tags) == len(view.lowers) == len(view.punct)
+    assert view.words == ("Charles", "Darwin", "studied", "the", "finches", "of", "the", "Galapagos.")
+    assert ("Charles", "Darwin") in view.persons
+    assert "first_name" in fired_rules(doc[:], FilterOptions())
+
+
+def test_fired_rules__without_entities_first_name_cannot_fire() -> None:
+    nlp = load_pipeline()
+    doc = nlp.get_pipe("ner")(nlp("Charles Darwin proposed the theory of evolution by natural selection."))
+    assert fired_rules(doc[:], FilterOptions()) == ["first_name"]
+    assert fired_rules(doc[:], FilterOptions(), entities=False) == []
