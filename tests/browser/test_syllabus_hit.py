@@ -141,8 +141,10 @@ def test_worker_completes_the_syllabus_hit(
     assert page.input_value("[name='qa-4-span-0-end']") == str(span_end)
     expect(page.locator("#step-btn-4")).to_have_attribute("data-state", "done")
 
-    # The PDF page images.
+    # The PDF page images (the viewer remembers the page the worker was on: go to page 1 first).
     page.click("#tab-pdf")
+    page.fill("#page-input", "1")
+    page.press("#page-input", "Enter")
     image = page.locator(".pdf-page[data-page='1']")
     expect(image).to_be_visible()
     page.wait_for_function("document.querySelector(\".pdf-page[data-page='1']\").naturalWidth > 0")
