@@ -328,6 +328,18 @@ class InMemoryDedupStore:
             return True
 
 
+def already_paid(record: Optional[PaymentRecord], worker_id: str) -> Optional[PaymentResult]:
+    """The ``ALREADY_PAID`` result when ``record`` says its key was paid, else None.
+
+    Every provider's ``bonus`` starts with this check: a retried call must not pay again.
+    """
+    if record is None or record.state != PaymentState.PAID:
+        return None
+    return PaymentResult(
+        record.key, PaymentStatus.ALREADY_PAID, record.platform_ref, record.amount_cents, worker_id
+    )
+
+
 def advance_payment(
     store: PaymentStore, record: PaymentRecord, state: PaymentState, **changes: str
 ) -> PaymentRecord:

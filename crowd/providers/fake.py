@@ -28,6 +28,7 @@ from crowd.providers.base import (
     PublishRequest,
     ReviewResult,
     SubmissionStatus,
+    already_paid,
 )
 
 
@@ -169,14 +170,9 @@ class FakeProvider(CrowdProvider):
     ) -> PaymentResult:
         """Pay once per key, recording the payment in ``paid``."""
         record = payments.get(idempotency_key)
-        if record is not None and record.state == PaymentState.PAID:
-            return PaymentResult(
-                idempotency_key,
-                PaymentStatus.ALREADY_PAID,
-                record.platform_ref,
-                record.amount_cents,
-                worker_id,
-            )
+        done = already_paid(record, worker_id)
+        if done is not None:
+            return done
         ref = f"fake-bonus-{idempotency_key}"
         self.paid.append((worker_id, platform_assignment_id, amount_cents))
         payments.put(PaymentRecord(idempotency_key, PaymentState.PAID, worker_id, amount_cents, ref))

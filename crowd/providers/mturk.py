@@ -29,6 +29,7 @@ from crowd.providers.base import (
     ReviewResult,
     SubmissionStatus,
     advance_payment,
+    already_paid,
 )
 
 logger = logging.getLogger(__name__)
@@ -257,14 +258,9 @@ class MTurkProvider(CrowdProvider):
         """
         token = token_for(idempotency_key)
         record = payments.get(idempotency_key)
-        if record is not None and record.state == PaymentState.PAID:
-            return PaymentResult(
-                idempotency_key,
-                PaymentStatus.ALREADY_PAID,
-                record.platform_ref,
-                record.amount_cents,
-                worker_id,
-            )
+        done = already_paid(record, worker_id)
+        if done is not None:
+            return done
         if record is not None and datetime.now(UTC) - record.updated_at > TOKEN_LIFETIME:
             logger.warning(
                 "Assignment(%s) bonus %s was requested at %s and never confirmed: not resending",

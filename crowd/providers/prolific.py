@@ -32,6 +32,7 @@ from crowd.providers.base import (
     ReviewResult,
     SubmissionStatus,
     advance_payment,
+    already_paid,
 )
 from crowd.providers.prolific_api import ProlificClient
 
@@ -284,14 +285,9 @@ class ProlificProvider(CrowdProvider):
                 a retry returns UNCONFIRMED instead of paying again.
         """
         record = payments.get(idempotency_key)
-        if record is not None and record.state == PaymentState.PAID:
-            return PaymentResult(
-                idempotency_key,
-                PaymentStatus.ALREADY_PAID,
-                record.platform_ref,
-                record.amount_cents,
-                worker_id,
-            )
+        done = already_paid(record, worker_id)
+        if done is not None:
+            return done
         if record is not None and record.state == PaymentState.PAY_REQUESTED:
             logger.warning(
                 "Submission(%s) bonus %s: pay was sent at %s without a confirmed answer; not resending "

@@ -31,6 +31,7 @@ from crowd.providers.base import (
     PublishRequest,
     ReviewResult,
     SubmissionStatus,
+    already_paid,
 )
 
 logger = logging.getLogger(__name__)
@@ -154,14 +155,9 @@ class LocalProvider(CrowdProvider):
     ) -> PaymentResult:
         """Record the bonus as paid once per key (local workers are paid outside the platform)."""
         record = payments.get(idempotency_key)
-        if record is not None and record.state == PaymentState.PAID:
-            return PaymentResult(
-                idempotency_key,
-                PaymentStatus.ALREADY_PAID,
-                record.platform_ref,
-                record.amount_cents,
-                worker_id,
-            )
+        done = already_paid(record, worker_id)
+        if done is not None:
+            return done
         payments.put(
             PaymentRecord(
                 idempotency_key, PaymentState.PAID, worker_id, amount_cents, f"local:{idempotency_key}"
