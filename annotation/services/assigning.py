@@ -97,6 +97,17 @@ def _lock_open_slot(hit_id: int) -> Optional[HIT]:
     return hit
 
 
+def _new_assignment(
+    hit: HIT, worker: Worker, batch: Batch, platform_ref: str, meta: Optional[dict]
+) -> Assignment:
+    """Create the worker's assignment on ``hit`` with the batch's time limit (caller holds the HIT lock)."""
+    assignment = Assignment.objects.create(
+        hit=hit, worker=worker, expires_at=_expiry(batch), platform_ref=platform_ref, platform_meta=meta or {}
+    )
+    logger.info("Worker(%s) accepted HIT(%s) as Assignment(%s)", worker.pk, hit.pk, assignment.pk)
+    return assignment
+
+
 def claim_next(
     batch: Batch, worker: Worker, platform_ref: str = "", meta: Optional[dict] = None
 ) -> Assignment:
@@ -119,36 +130,19 @@ def claim_next(
         return existing
     check_can_work(batch, worker)
     Assignment.expire_all_overdue(batch)  # reclaim slots whose time limit has passed
-    for _attempt in range(3):
-        candidates = list(
-            HIT.objects.available_for(worker)
-            .filter(batch=batch)
-            .order_by("position")
-            .values_list("pk", flat=True)[:50]
-        )
-        for hit_id in candidates:
-            try:
-                with transaction.atomic():
-                    hit = _lock_open_slot(hit_id)
-                    if hit is None or not _document_cap_allows(batch, worker, hit):
-                        continue
-                    assignment = Assignment.objects.create(
-                        hit=hit,
-                        worker=worker,
-                        expires_at=_expiry(batch),
-                        platform_ref=platform_ref,
-                        platform_meta=meta or {},
-                    )
-            except IntegrityError:
-                # The same worker claimed this HIT in a parallel request (double click): resume it.
-                resumed = current_assignment(batch, worker)
-                if resumed is not None:
-                    return resumed
-                continue
-            logger.info("Worker(%s) accepted HIT(%s) as Assignment(%s)", worker.pk, hit.pk, assignment.pk)
-            return assignment
-        if not candidates:
-            break
+    candidates = HIT.objects.available_for(worker).filter(batch=batch).order_by("position")
+    for hit_id in candidates.values_list("pk", flat=True):
+        try:
+            with transaction.atomic():
+                hit = _lock_open_slot(hit_id)
+                if hit is None or not _document_cap_allows(batch, worker, hit):
+                    continue
+                return _new_assignment(hit, worker, batch, platform_ref, meta)
+        except IntegrityError:
+            # The same worker claimed this HIT in a parallel request (double click): resume it.
+            resumed = current_assignment(batch, worker)
+            if resumed is not None:
+                return resumed
     raise ClaimRefused("There is no HIT left for you in this batch right now. Thank you!")
 
 
@@ -171,14 +165,7 @@ def claim_platform_assignment(
         HIT.objects.select_for_update().filter(pk=hit.pk).first()
         assignment = Assignment.objects.select_for_update().filter(hit=hit, worker=worker).first()
         if assignment is None:
-            assignment = Assignment.objects.create(
-                hit=hit,
-                worker=worker,
-                expires_at=_expiry(batch),
-                platform_ref=platform_ref,
-                platform_meta=meta or {},
-            )
-            logger.info("Worker(%s) accepted HIT(%s) as Assignment(%s)", worker.pk, hit.pk, assignment.pk)
+            assignment = _new_assignment(hit, worker, batch, platform_ref, meta)
         elif assignment.status in (Assignment.Status.RETURNED, Assignment.Status.EXPIRED):
             assignment.reopen(_expiry(batch), platform_ref)
         if meta:
