@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from annotation.models import HIT, Assignment, Batch, Corpus, Document
+from annotation.models import HIT, Assignment, Batch, Corpus, Document, Passage, sha256_text
 from crowd.models import Worker
 
 
@@ -17,6 +18,22 @@ def make_document(corpus: Corpus | None = None, **kw: Any) -> Document:
     return Document.objects.create(
         **{"corpus": corpus, "name": "doc", "text": "Page one.\nPage two.", "page_starts": [0, 10], **kw}
     )
+
+
+def make_textbook(name: str, texts: Iterable[str]) -> Corpus:
+    """A textbook corpus whose passages the sentence filter has accepted (ready for SciQ stage 1)."""
+    corpus = make_corpus(name=name, kind=Corpus.Kind.TEXTBOOK)
+    Passage.objects.bulk_create(
+        Passage(
+            corpus=corpus,
+            position=i,
+            text=text,
+            text_sha256=sha256_text(text),
+            filter_status=Passage.FilterStatus.ACCEPTED,
+        )
+        for i, text in enumerate(texts)
+    )
+    return corpus
 
 
 def make_batch(corpus: Corpus | None = None, **kw: Any) -> Batch:

@@ -12,11 +12,11 @@ import pytest
 from django.utils import timezone
 
 from annotation import hit_links
-from annotation.models import Assignment, Batch, Corpus, Passage, sha256_text
+from annotation.models import Assignment, Batch
 from annotation.services.assigning import claim_next
 from annotation.services.batches import BatchSpec, create_batch
 from crowd.models import Consent, Worker
-from tests.factories import make_corpus, make_worker
+from tests.factories import make_textbook, make_worker
 
 pytestmark = pytest.mark.django_db
 
@@ -29,15 +29,7 @@ PASSAGES = (
 
 @pytest.fixture
 def batch() -> Batch:
-    corpus = make_corpus(name="tb", kind=Corpus.Kind.TEXTBOOK)
-    for i, text in enumerate(PASSAGES):
-        Passage.objects.create(
-            corpus=corpus,
-            position=i,
-            text=text,
-            text_sha256=sha256_text(text),
-            filter_status=Passage.FilterStatus.ACCEPTED,
-        )
+    make_textbook("tb", PASSAGES)
     batch = create_batch(BatchSpec(kind="sciq_question", corpus="tb", assignments=2))
     batch.publish()
     return batch

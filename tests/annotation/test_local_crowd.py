@@ -10,28 +10,24 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotation.models import HIT, Assignment, Batch, Corpus, Passage, QAPair, sha256_text
+from annotation.models import HIT, Assignment, Batch, Corpus, QAPair
 from annotation.services.assigning import ClaimRefused, claim_next, return_assignment
 from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
 from crowd.invites import InviteError, create_invites, find_invite, redeem
 from crowd.models import Qualification
-from tests.factories import make_corpus, make_document, make_worker
+from tests.factories import make_corpus, make_document, make_textbook, make_worker
 
 pytestmark = pytest.mark.django_db
 
 
 def _textbook(n_passages: int) -> Corpus:
-    corpus = make_corpus(name="tb", kind=Corpus.Kind.TEXTBOOK)
-    for i in range(n_passages):
-        text = f"Passage {i}: mitochondria release energy from glucose during cellular respiration."
-        Passage.objects.create(
-            corpus=corpus,
-            position=i,
-            text=text,
-            text_sha256=sha256_text(text),
-            filter_status=Passage.FilterStatus.ACCEPTED,
-        )
-    return corpus
+    return make_textbook(
+        "tb",
+        (
+            f"Passage {i}: mitochondria release energy from glucose during cellular respiration."
+            for i in range(n_passages)
+        ),
+    )
 
 
 def _published(spec: BatchSpec) -> Batch:

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from annotation.models import Corpus, Passage, sha256_text
+from annotation.models import Corpus
+from tests.factories import make_textbook
 from tests.fakes import fixtures as _fakes
 
 aws_credentials = _fakes.aws_credentials
@@ -35,17 +36,9 @@ def _no_real_aws(request: pytest.FixtureRequest) -> None:
 @pytest.fixture
 def sciq_corpus(db: None) -> Corpus:
     """A textbook corpus with nine accepted passages (three SciQ stage-1 HITs)."""
-    corpus = Corpus.objects.create(name="sci", kind=Corpus.Kind.TEXTBOOK)
-    for i, (subject, rest) in enumerate(TOPICS):
-        text = f"{subject} {rest}. Scientists have studied them for many years."
-        Passage.objects.create(
-            corpus=corpus,
-            position=i,
-            text=text,
-            text_sha256=sha256_text(text),
-            filter_status=Passage.FilterStatus.ACCEPTED,
-        )
-    return corpus
+    return make_textbook(
+        "sci", (f"{subject} {rest}. Scientists have studied them for many years." for subject, rest in TOPICS)
+    )
 
 
 def answers_for(hit) -> dict[str, str]:  # noqa: ANN001 - a HIT

@@ -12,12 +12,12 @@ from django.contrib.auth import get_user_model
 from django_celery_results.models import TaskResult
 
 from annotation import hit_links
-from annotation.models import Assignment, Corpus, Passage, QAPair, sha256_text
+from annotation.models import Assignment, QAPair
 from annotation.services.assigning import claim_next
 from annotation.services.batches import BatchSpec, create_batch
 from config.celery import app as celery_app
 from crowd.models import Consent, Payment
-from tests.factories import make_corpus, make_worker
+from tests.factories import make_textbook, make_worker
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -56,15 +56,7 @@ def _wait_for(predicate, timeout: float = 90.0) -> bool:  # type: ignore[no-unty
 
 
 def test_submit_qc_job_review_queue_decision(client, broker: str, celery_worker_process) -> None:  # type: ignore[no-untyped-def]
-    corpus = make_corpus(name="tb", kind=Corpus.Kind.TEXTBOOK)
-    for i, text in enumerate(PASSAGES):
-        Passage.objects.create(
-            corpus=corpus,
-            position=i,
-            text=text,
-            text_sha256=sha256_text(text),
-            filter_status=Passage.FilterStatus.ACCEPTED,
-        )
+    make_textbook("tb", PASSAGES)
     batch = create_batch(BatchSpec(kind="sciq_question", corpus="tb"))
     batch.publish()
     celery_worker_process("default", "qc-worker", broker)
