@@ -121,12 +121,7 @@ def arrive(request: HttpRequest, batch_id: int) -> HttpResponse:
 
 def _closed_response(request: HttpRequest, assignment: Assignment) -> Optional[HttpResponse]:
     """The page for an assignment that no longer takes answers, or None when it is open."""
-    if assignment.is_overdue:
-        with transaction.atomic():
-            locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
-            if locked.status == Assignment.Status.ACCEPTED:
-                locked.expire()
-        assignment.refresh_from_db()
+    assignment.expire_if_overdue()
     if assignment.status == Assignment.Status.ACCEPTED:
         return None
     if assignment.status in (

@@ -526,13 +526,26 @@ class Assignment(models.Model):
         overdue = cls.objects.overdue()
         if batch is not None:
             overdue = overdue.filter(hit__batch=batch)
-        for assignment_id in overdue.values_list("pk", flat=True):
-            with transaction.atomic():
-                locked = cls.objects.select_for_update().get(pk=assignment_id)
-                if locked.status == cls.Status.ACCEPTED:
-                    locked.expire()
-                    count += 1
+        for assignment in overdue.only("pk", "status", "expires_at"):
+            count += assignment.expire_if_overdue()
         return count
+
+    def expire_if_overdue(self) -> bool:
+        """Expire this assignment, under a row lock, when its time limit has passed; True when it did.
+
+        The lock makes a submission racing with the expiry win or lose cleanly, never both.
+        """
+        if not self.is_overdue:
+            return False
+        with transaction.atomic():
+            locked = type(self).objects.select_for_update().get(pk=self.pk)
+            expired = locked.is_overdue
+            if expired:
+                locked.expire()
+        self.refresh_from_db(fields=["status"])
+        return expired
+
+    expire_if_overdue.alters_data = True  # type: ignore[attr-defined]
 
     def default_expiry(self) -> Any:
         """When this assignment's time limit ends, from its batch's limit."""

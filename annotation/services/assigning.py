@@ -37,13 +37,8 @@ def current_assignment(batch: Batch, worker: Worker) -> Optional[Assignment]:
     for assignment in Assignment.objects.filter(
         hit__batch=batch, worker=worker, status=Assignment.Status.ACCEPTED
     ).select_related("hit"):
-        if assignment.is_overdue:
-            with transaction.atomic():
-                locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
-                if locked.status == Assignment.Status.ACCEPTED:
-                    locked.expire()
-            continue
-        return assignment
+        if not assignment.expire_if_overdue():
+            return assignment
     return None
 
 
