@@ -84,10 +84,29 @@ def _document_cap_allows(batch: Batch, worker: Worker, hit: HIT) -> bool:
     return written + _pairs_per_assignment(batch) <= cap
 
 
-def _lock_open_slot(hit_id: int) -> Optional[HIT]:
-    """Lock ``HIT(hit_id)`` and return it when it still has a free slot; None when taken or locked."""
-    hit = HIT.objects.select_for_update(skip_locked=True).filter(pk=hit_id, status=HIT.Status.OPEN).first()
-    if hit is None or hit.live_assignment_count() >= hit.max_assignments:
+class _Busy(Exception):
+    """The HIT row is locked by another claim right now (PostgreSQL ``SKIP LOCKED`` passed it over)."""
+
+
+def _lock_open_slot(hit_id: int, wait: bool) -> Optional[HIT]:
+    """Lock ``HIT(hit_id)`` and return it when it still has a free slot; None when taken or closed.
+
+    Raises:
+        _Busy: when ``wait`` is False and another transaction holds the row.
+    """
+    # of=("self",) and no model ordering: HIT's default ordering joins Batch, and FOR UPDATE SKIP LOCKED
+    # would then lock the batch row too, so every other worker skipped every HIT while one claimed.
+    hit = (
+        HIT.objects.select_for_update(skip_locked=not wait, of=("self",))
+        .filter(pk=hit_id)
+        .order_by("pk")
+        .first()
+    )
+    if hit is None:
+        if not wait and HIT.objects.filter(pk=hit_id).exists():
+            raise _Busy(hit_id)
+        return None
+    if hit.status != HIT.Status.OPEN or hit.live_assignment_count() >= hit.max_assignments:
         return None
     return hit
 
@@ -126,18 +145,24 @@ def claim_next(
     check_can_work(batch, worker)
     Assignment.expire_all_overdue(batch)  # reclaim slots whose time limit has passed
     candidates = HIT.objects.available_for(worker).filter(batch=batch).order_by("position")
-    for hit_id in candidates.values_list("pk", flat=True):
-        try:
-            with transaction.atomic():
-                hit = _lock_open_slot(hit_id)
-                if hit is None or not _document_cap_allows(batch, worker, hit):
-                    continue
-                return _new_assignment(hit, worker, batch, platform_ref, meta)
-        except IntegrityError:
-            # The same worker claimed this HIT in a parallel request (double click): resume it.
-            resumed = current_assignment(batch, worker)
-            if resumed is not None:
-                return resumed
+    # First pass skips HITs another claim has locked; a second pass waits for those few, since the other
+    # claim may give up on its HIT (capped, or it was full) and "no HIT left" must be true when said.
+    busy: list[int] = []
+    for wait, hit_ids in ((False, list(candidates.values_list("pk", flat=True))), (True, busy)):
+        for hit_id in hit_ids:
+            try:
+                with transaction.atomic():
+                    hit = _lock_open_slot(hit_id, wait)
+                    if hit is None or not _document_cap_allows(batch, worker, hit):
+                        continue
+                    return _new_assignment(hit, worker, batch, platform_ref, meta)
+            except _Busy:
+                busy.append(hit_id)
+            except IntegrityError:
+                # The same worker claimed this HIT in a parallel request (double click): resume it.
+                resumed = current_assignment(batch, worker)
+                if resumed is not None:
+                    return resumed
     raise ClaimRefused("There is no HIT left for you in this batch right now. Thank you!")
 
 
@@ -157,7 +182,7 @@ def claim_platform_assignment(
     if worker.blocked:
         raise ClaimRefused("Your account cannot take HITs at the moment.")
     with transaction.atomic():
-        HIT.objects.select_for_update().filter(pk=hit.pk).first()
+        HIT.objects.select_for_update(of=("self",)).filter(pk=hit.pk).order_by("pk").first()
         assignment = Assignment.objects.select_for_update().filter(hit=hit, worker=worker).first()
         if assignment is None:
             assignment = _new_assignment(hit, worker, batch, platform_ref, meta)

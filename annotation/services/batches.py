@@ -188,7 +188,9 @@ def add_passage_hits(batch: Batch, limit: Optional[int]) -> int:
     writers), so two batches created at the same time never share a passage.
     """
     with transaction.atomic():
-        free = list(passages_free_for_hits(batch.corpus).select_for_update().values_list("pk", flat=True))
+        free = list(
+            passages_free_for_hits(batch.corpus).select_for_update(of=("self",)).values_list("pk", flat=True)
+        )
         groups = [free[i : i + PASSAGES_PER_HIT] for i in range(0, len(free), PASSAGES_PER_HIT)]
         groups = [g for g in groups if len(g) == PASSAGES_PER_HIT]
         if limit:

@@ -15,13 +15,16 @@
 
   // ---- autosave ---------------------------------------------------------------------------
   if (form && form.dataset.draftUrl) {
-    var dirty = false, saving = false, lastBody = null;
+    // "Draft saved" is only shown when nothing was typed since that save started, and a save asked
+    // for while another is in flight runs right after it, so the status never vouches for old text.
+    var dirty = false, saving = false, again = false, lastBody = null;
     var body = function () { return new URLSearchParams(new FormData(form)); };
     var save = function () {
-      if (saving || !dirty) return;
+      if (!dirty) return;
+      if (saving) { again = true; return; }
       var data = body();
       var text = data.toString();
-      if (text === lastBody) { dirty = false; return; }
+      if (text === lastBody) { dirty = false; say("Draft saved", "ok"); return; }
       saving = true; dirty = false;
       say("Saving draft…");
       fetch(form.dataset.draftUrl, { method: "POST", body: data, credentials: "same-origin" })
@@ -30,15 +33,22 @@
           if (rj[0].ok) {
             lastBody = text;
             var t = new Date(rj[1].saved_at);
-            say("Draft saved " + t.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" }), "ok");
+            if (dirty) say("Unsaved changes");
+            else say("Draft saved " + t.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" }), "ok");
           } else {
             say("This HIT no longer accepts answers (" + (rj[1].status || rj[0].status) + ")", "bad");
           }
         })
         .catch(function () { dirty = true; say("Offline: draft not saved yet, retrying", "warn"); })
-        .then(function () { saving = false; });
+        .then(function () {
+          saving = false;
+          if (again) { again = false; save(); }
+        });
     };
-    form.addEventListener("input", function () { dirty = true; });
+    form.addEventListener("input", function () {
+      dirty = true;
+      if (!saving) say("Unsaved changes");
+    });
     form.addEventListener("change", function () { dirty = true; save(); });
     form.addEventListener("focusout", function () { if (dirty) save(); });
     form.addEventListener("crowdqa:changed", function () { dirty = true; save(); });
