@@ -10,5 +10,7 @@ urlpatterns = [
     path("", include(hit_patterns)),
     path("work/", include(worker_patterns)),
     path("crowd/", include("crowd.urls")),
+    path("releases/", include("exports.urls")),
+    path("benchmarks/", include("evaluation.urls")),
     path("", include("annotation.urls")),
 ]
