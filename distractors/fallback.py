@@ -22,6 +22,7 @@ class WordNetSiblingFallback:
     """Suggest WordNet co-hyponyms of the answer, commonest words first."""
 
     name = "wordnet-sibling-fallback"
+    model_version = name  # nothing is trained: the name says it all
 
     def __init__(self, knowledge: Optional[WordNetKnowledge] = None, wordnet: Any = None) -> None:
         """Use the given knowledge wrapper, or load Debian's WordNet."""

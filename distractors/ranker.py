@@ -91,6 +91,12 @@ class DistractorRanker:
     def feature_names(self) -> tuple[str, ...]:
         return self.parts.extractor.feature_names
 
+    @property
+    def model_version(self) -> str:
+        """Name and trained version (candidate set, seed, trees), stored with every suggestion it makes."""
+        version = self.metadata.get("model_version")
+        return f"{self.name}:{version}" if version else self.name
+
     def score(self, question: str, answer: str, candidates: Sequence[str], batch: int = 20000) -> np.ndarray:
         """Return P(a' is a good distractor | q, a*) for each candidate (paper eq. 1)."""
         extractor = self.parts.extractor

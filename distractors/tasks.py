@@ -19,7 +19,8 @@ def model_dir() -> Path:
 
 @shared_task(name="distractors.tasks.train_ranker", acks_late=True)
 def train_ranker(job_id: int) -> dict[str, Any]:
-    """Train the random-forest ranker (params: arc_dir, sciq_dir, n_trees, max_questions, out_dir).
+    """Train the random-forest ranker (params: arc_dir, sciq_dir, n_trees, max_questions, out_dir,
+    deterministic).
 
     Training writes a fresh model directory, so running it twice gives a second, equivalent model.
     """
@@ -31,6 +32,7 @@ def train_ranker(job_id: int) -> dict[str, Any]:
         sciq_dir=Path(params["sciq_dir"]) if params.get("sciq_dir") else None,
         n_trees=int(params.get("n_trees", 500)),
         max_questions=params.get("max_questions"),
+        deterministic=bool(params.get("deterministic", False)),
     )
 
     def progress(stage: str, fraction: float) -> None:

@@ -13,6 +13,10 @@ import pytest
 
 from config.shared_data import dataset_dir, require_shared_data, shared_data_dir
 
+# One definition of the distractor fixtures for tests/unit/distractors and the DB tests that need a
+# trained ranker: session scope only shares a fixture when it is defined once.
+pytest_plugins = ["tests.distractor_fixtures"]
+
 
 def _locate(name: str) -> Path:
     path = dataset_dir(name)

@@ -71,3 +71,25 @@ def test_suggest_distractors__bad_input_line(tmp_path: Path) -> None:
 def test_train_distractor_ranker__rejects_missing_folder(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="--arc .*nowhere: no such folder"):
         call_command("train_distractor_ranker", "--arc", str(tmp_path / "nowhere"), "--sync")
+
+
+def test_train_distractor_ranker__deterministic_reaches_the_training_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--deterministic is stored on the job and trains the embeddings on one thread (TrainConfig)."""
+    import distractors.tasks
+
+    seen = []
+
+    def fake_train(config, out, progress):  # the real training is covered by tests/unit/distractors
+        seen.append(config)
+        return {"model_version": "x"}
+
+    monkeypatch.setattr(distractors.tasks, "train", fake_train)
+    arc = tmp_path / "arc"
+    arc.mkdir()
+    for flag, expected in (("--deterministic", True), (None, False)):
+        args = ["train_distractor_ranker", "--arc", str(arc), "--out", str(tmp_path / "m"), "--sync"]
+        result = _last(*(args + [flag] if flag else args))
+        assert result["status"] == "done"
+        assert seen[-1].deterministic is expected

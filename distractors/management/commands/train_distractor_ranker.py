@@ -35,6 +35,12 @@ class Command(JsonCommand):
         parser.add_argument(
             "--out", type=Path, help="Model directory (default CROWDQA_MODEL_DIR/distractors)."
         )
+        parser.add_argument(
+            "--deterministic",
+            action="store_true",
+            help="Train the embeddings on one thread: the same data and seed give the same model, "
+            "bit for bit (slower).",
+        )
         parser.add_argument("--sync", action="store_true", help="Run in this process instead of on a worker.")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -54,6 +60,7 @@ class Command(JsonCommand):
                 "n_trees": options["trees"],
                 "max_questions": options["max_questions"],
                 "out_dir": str(options["out"] or model_dir()),
+                "deterministic": options["deterministic"],
             },
         )
         if not options["sync"]:

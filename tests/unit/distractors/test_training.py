@@ -1,47 +1,10 @@
-"""Train a small real ranker once (ARC + SciQ subset, few trees); check training, loading, suggesting."""
+"""A small real ranker (conftest ``trained``: ARC + SciQ subset, few trees): training, loading, suggesting."""
 
 import json
 
 import pytest
 
-from config.shared_data import dataset_dir, require_shared_data
 from distractors.ranker import RankerNotTrained, load_ranker, load_suggester
-from distractors.training import TrainConfig, train
-
-
-def _dataset(name):
-    """Module-scoped twin of the shared_data fixture (which is function-scoped): skip, or fail in CI."""
-    path = dataset_dir(name)
-    if path is None:
-        message = f"dataset '{name}' not found (set CROWDQA_SHARED_DATA)"
-        if require_shared_data():
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
-
-
-@pytest.fixture(scope="module")
-def trained(wordnet, tmp_path_factory):
-    out = tmp_path_factory.mktemp("ranker")
-    config = TrainConfig(
-        arc_dir=_dataset("arc"),
-        sciq_dir=_dataset("sciq"),
-        n_trees=40,
-        max_questions=700,
-        wordfreq_top_n=20_000,
-        include_wordnet_glosses=False,
-        tag_all_candidates=False,
-        n_jobs=2,
-        deterministic=True,  # one Word2Vec thread: the same vectors, so the same suggestions, every run
-    )
-    stages = []
-    metrics = train(config, out, lambda stage, fraction: stages.append(stage))
-    return out, metrics, stages
-
-
-@pytest.fixture(scope="module")
-def ranker(trained):
-    return load_ranker(trained[0])
 
 
 def test_train__metrics_and_artifacts(trained):

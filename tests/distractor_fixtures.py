@@ -1,4 +1,5 @@
-"""Fixtures for the distractor tests: WordNet (loaded once) and a tiny embedding model."""
+"""Distractor fixtures for every test package (a pytest plugin of tests/conftest.py, so session-scoped
+fixtures are built once): WordNet, a tiny embedding model, and a small real ranker trained once."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from typing import Any
 
 import pytest
 
-from config.shared_data import require_shared_data
+from config.shared_data import dataset_dir, require_shared_data
 from distractors.embeddings import WordVectors
 from distractors.knowledge import WordNetKnowledge
+from distractors.ranker import DistractorRanker, load_ranker
 from distractors.text import tokenize
+from distractors.training import TrainConfig, train
 from distractors.wordnet_loader import DEBIAN_WORDNET_DIR, load_wordnet
 
 # Real sentences in the style of SciQ support passages, enough for Word2Vec to give every word a vector.
@@ -48,3 +51,40 @@ def tiny_vectors() -> WordVectors:
     """Word2Vec trained on the eight sentences above (single thread, so it is deterministic)."""
     sentences = [tokenize(s) for s in SENTENCES] * 20
     return WordVectors.train_word2vec(sentences, dim=16, epochs=5, min_count=1, workers=1)
+
+
+def _dataset(name: str) -> Path:
+    """Session-scoped twin of the shared_data fixture (which is function-scoped): skip, or fail in CI."""
+    path = dataset_dir(name)
+    if path is None:
+        message = f"dataset '{name}' not found (set CROWDQA_SHARED_DATA)"
+        if require_shared_data():
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture(scope="session")
+def trained(wordnet: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, list[str]]:
+    """A small real ranker trained once per session on ARC + SciQ: (model dir, metrics, stages seen)."""
+    out = tmp_path_factory.mktemp("ranker")
+    config = TrainConfig(
+        arc_dir=_dataset("arc"),
+        sciq_dir=_dataset("sciq"),
+        n_trees=40,
+        max_questions=700,
+        wordfreq_top_n=20_000,
+        include_wordnet_glosses=False,
+        tag_all_candidates=False,
+        n_jobs=2,
+        deterministic=True,  # one Word2Vec thread: the same vectors, so the same suggestions, every run
+    )
+    stages: list[str] = []
+    metrics = train(config, out, lambda stage, fraction: stages.append(stage))
+    return out, metrics, stages
+
+
+@pytest.fixture(scope="session")
+def ranker(trained: tuple[Path, dict, list[str]]) -> DistractorRanker:
+    """The trained ranker, loaded once."""
+    return load_ranker(trained[0])
