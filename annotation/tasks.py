@@ -112,10 +112,23 @@ def after_submission(assignment_id: int) -> dict[str, Any]:
 
 @shared_task(name="annotation.tasks.create_validation_hit", acks_late=True)
 def create_validation_hit(pair_id: int) -> dict[str, Any]:
-    """Create the SciQ stage-2 HIT (with its six suggestions) of an accepted question; idempotent."""
+    """Create the SciQ stage-2 HIT (with its six suggestions) of an accepted question; idempotent.
+
+    The HIT is committed first, then put on the stage-2 batch's platform (MTurk / Prolific); when the
+    platform refuses or the worker dies in between, the next sync publishes it (``publish_pending_hits``).
+    """
     from annotation.models import QAPair
     from annotation.services.validation_hits import on_question_accepted
+    from crowd.services.lifecycle import LifecycleError, publish_pending_hits
 
     pair = QAPair.objects.select_related("assignment__hit__batch").get(pk=pair_id)
     hit = on_question_accepted(pair)
-    return {"pair": pair_id, "hit": hit.pk, "batch": hit.batch_id}
+    result: dict[str, Any] = {"pair": pair_id, "hit": hit.pk, "batch": hit.batch_id}
+    try:
+        result["published"] = publish_pending_hits(hit.batch)["published"]
+    except LifecycleError as exc:
+        logger.warning(
+            "QAPair(%s) stage-2 HIT(%s) not published yet (sync retries): %s", pair_id, hit.pk, exc
+        )
+        result["publish_error"] = str(exc)
+    return result

@@ -77,14 +77,44 @@ class Worker(models.Model):
         return f"Worker({self.pk}) {self.pseudonym}"
 
 
+class QualificationQuerySet(models.QuerySet["Qualification"]):
+    """Queries over qualification grants."""
+
+    def pending_on_platform(self) -> QualificationQuerySet:
+        """Grants the platform has not confirmed yet (a failed MTurk / Prolific call): sync retries them."""
+        return self.filter(platform_synced=False).exclude(platform_qualification_id="")
+
+
 class Qualification(models.Model):
-    """A qualification a worker holds, e.g. having passed screening (mirrors MTurk / Prolific groups)."""
+    """A qualification a worker holds, e.g. having passed screening (mirrors MTurk / Prolific groups).
+
+    The local row is the record of the grant; ``platform_qualification_id`` names what must also exist on
+    the platform (MTurk qualification type, Prolific allow-list group). ``platform_synced`` stays False
+    until the platform accepted it, so a grant that failed there is retried by sync rather than lost.
+    """
 
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="qualifications")
     name = models.SlugField(max_length=100)
     value = models.IntegerField(default=1)
     granted_at = models.DateTimeField(default=timezone.now)
     platform_synced = models.BooleanField(default=False)
+    batch = models.ForeignKey(
+        "annotation.Batch",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="qualification_grants",
+        help_text="The screening batch whose approval granted it (its platform and provider settings).",
+    )
+    platform_qualification_id = models.CharField(
+        max_length=200, blank=True, help_text="MTurk qualification type / Prolific group; empty: local only."
+    )
+    platform_attempts = models.PositiveIntegerField(default=0)
+    platform_error = models.TextField(
+        blank=True, help_text="The platform's answer to the last failed attempt."
+    )
+
+    objects = QualificationQuerySet.as_manager()
 
     class Meta:
         ordering = ["worker", "name"]
@@ -141,6 +171,28 @@ class Payment(models.Model):
 
     def __str__(self) -> str:
         return f"Payment({self.pk}) {self.kind} {self.amount_cents}c {self.status}"
+
+
+class PaymentClaim(models.Model):
+    """Who is paying one idempotency key right now: serialises concurrent payments of the same key.
+
+    A row lock cannot be held across the platform call, because the ledger's write-ahead ``Payment`` rows
+    must be committed before that call (``crowd.services.ledger``). This row is a lease instead: the one
+    caller whose insert wins (unique key) pays, the others wait until it is deleted; a lease whose
+    holder died is taken over once ``expires_at`` has passed, and the ledger rows tell the new holder
+    what was already sent.
+    """
+
+    idempotency_key = models.CharField(max_length=64, unique=True)
+    owner = models.CharField(max_length=64)
+    acquired_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["acquired_at"]
+
+    def __str__(self) -> str:
+        return f"PaymentClaim({self.idempotency_key}) until {self.expires_at.isoformat()}"
 
 
 class InviteQuerySet(models.QuerySet["Invite"]):

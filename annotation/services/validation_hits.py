@@ -20,6 +20,14 @@ from annotation.models import HIT, Batch, Distractor, QAPair
 logger = logging.getLogger(__name__)
 
 SUGGESTIONS_PER_HIT = 6
+INHERITED_OPTIONS = (
+    "locales",
+    "min_approval_rate",
+    "min_approved",
+    "require_qualification_ids",
+    "prolific_filters",
+)
+"""Worker requirements a stage-2 batch takes from its stage-1 batch (it goes on the same platform)."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -50,7 +58,7 @@ def store_suggestions(pair: QAPair, top: int = SUGGESTIONS_PER_HIT) -> list[Dist
             text=s.text,
             origin=Distractor.Origin.MODEL,
             position=s.rank,
-            model_version=getattr(model, "name", type(model).__name__),
+            model_version=model.model_version,
             model_score=float(s.score),
             model_rank=s.rank,
         )
@@ -82,8 +90,10 @@ def add_validation_hit(batch: Batch, pair: QAPair) -> HIT:
 def stage2_batch_for(stage1: Batch) -> Batch:
     """The stage-2 batch that validates ``stage1``'s questions, created on first use.
 
-    It inherits the provider, corpus and status of stage 1; ``stage1.options`` may set
-    ``stage2_reward_cents`` and ``stage2_assignments``.
+    It inherits the provider, corpus, worker requirements (``INHERITED_OPTIONS``) and, on the local
+    crowd, the status of stage 1; ``stage1.options`` may set ``stage2_reward_cents`` and
+    ``stage2_assignments``. On MTurk / Prolific it stays a draft until ``publish_pending_hits`` puts it
+    on the platform with its first HIT.
     """
     with transaction.atomic():
         Batch.objects.select_for_update().filter(pk=stage1.pk).first()
@@ -101,6 +111,7 @@ def stage2_batch_for(stage1: Batch) -> Batch:
                 time_limit_minutes=stage1.time_limit_minutes,
                 budget_cap_cents=stage1.budget_cap_cents,
                 created_by=stage1.created_by,
+                options={k: stage1.options[k] for k in INHERITED_OPTIONS if k in stage1.options},
             )
             if stage1.status == Batch.Status.PUBLISHED and child.provider == Batch.Provider.LOCAL:
                 child.publish()

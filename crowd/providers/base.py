@@ -11,8 +11,8 @@ Life cycle of a batch, as the caller (a Celery task or a management command) dri
    ``reconcile`` compares it with the local state after a crash.
 4. ``approve`` / ``reject`` / ``bonus`` settle each submission. ``bonus`` takes an idempotency key from the
    caller and a ``PaymentStore``: a key is paid at most once, whatever crashes in between.
-5. ``block_worker``, ``qualify_worker``, ``notify_workers``, ``add_assignments`` and ``stop`` manage the
-   workforce and the batch.
+5. ``block_worker``, ``qualify_worker``, ``notify_workers``, ``add_assignments``, ``add_units`` (HITs
+   created after publication, e.g. SciQ stage 2) and ``stop`` manage the workforce and the batch.
 
 Everything that crosses this boundary is a frozen dataclass; money is in integer cents. Errors are the
 ``errors.ProviderError`` hierarchy. Every method that changes platform state must be safe to call twice
@@ -386,6 +386,25 @@ class CrowdProvider(abc.ABC):
         self, batch: PublishedBatch, statuses: Optional[Sequence[SubmissionStatus]] = None
     ) -> list[PlatformSubmission]:
         """Return every submission of the batch (all pages), optionally only some statuses."""
+
+    def add_units(
+        self, batch: PublishedBatch, request: PublishRequest, units: Sequence[PublishUnit]
+    ) -> tuple[PublishedUnit, ...]:
+        """Put more units on an already-published batch; return their platform references.
+
+        Safe to retry: a unit an earlier call already put on the platform is found again, never
+        duplicated (MTurk: the HIT's UniqueRequestToken and RequesterAnnotation; Prolific: places are set
+        to an absolute total, never incremented).
+
+        Args:
+            batch: the published batch, with the units it already has.
+            request: the batch's current ``PublishRequest`` (reward, assignments, URL...).
+            units: the new units.
+
+        Raises:
+            ProviderError: the platform refused.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot add units to a published batch")
 
     @abc.abstractmethod
     def add_assignments(self, batch: PublishedBatch, unit_platform_id: str, count: int, token: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -26,6 +27,7 @@ from crowd.providers.base import (
     PublishedBatch,
     PublishedUnit,
     PublishRequest,
+    PublishUnit,
     ReviewResult,
     SubmissionStatus,
     already_paid,
@@ -50,6 +52,9 @@ class FakeProvider(CrowdProvider):
         self.qualifications: dict[str, dict[str, int]] = {}
         self.messages: list[tuple[str, str, str]] = []
         self.calls: list[tuple[str, Any]] = []
+        self._added: dict[str, dict[str, str]] = {}  # batch id -> unit -> HIT added after publish
+        self.pay_delay = 0.0
+        """Seconds ``bonus`` waits between reading the store and paying: lets a test overlap two calls."""
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> FakeProvider:
@@ -70,6 +75,26 @@ class FakeProvider(CrowdProvider):
         return PublishedBatch(
             self.name, request.batch_ref, batch_id, units, sandbox=True, completion_code="FAKECODE"
         )
+
+    def add_units(
+        self, batch: PublishedBatch, request: PublishRequest, units: Sequence[PublishUnit]
+    ) -> tuple[PublishedUnit, ...]:
+        """Add one fake HIT per new unit; a unit already added keeps its HIT."""
+        with self._lock:
+            known = {u.local_ref: u for u in batch.units}
+            for unit, platform_id in self._added.get(batch.platform_batch_id, {}).items():
+                known.setdefault(unit, PublishedUnit(unit, platform_id))
+            result = []
+            for unit in units:
+                if unit.local_ref not in known:
+                    known[unit.local_ref] = PublishedUnit(unit.local_ref, self._new_id("HIT"))
+                    self.capacity[known[unit.local_ref].platform_id] = request.assignments
+                    self._added.setdefault(batch.platform_batch_id, {})[unit.local_ref] = known[
+                        unit.local_ref
+                    ].platform_id
+                    self.calls.append(("add_unit", unit.local_ref))
+                result.append(known[unit.local_ref])
+            return tuple(result)
 
     def simulate_submission(
         self, unit_platform_id: str, worker_id: str, answers: Optional[Mapping[str, Sequence[str]]] = None
@@ -173,8 +198,11 @@ class FakeProvider(CrowdProvider):
         done = already_paid(record, worker_id)
         if done is not None:
             return done
+        if self.pay_delay:
+            time.sleep(self.pay_delay)
         ref = f"fake-bonus-{idempotency_key}"
-        self.paid.append((worker_id, platform_assignment_id, amount_cents))
+        with self._lock:
+            self.paid.append((worker_id, platform_assignment_id, amount_cents))
         payments.put(PaymentRecord(idempotency_key, PaymentState.PAID, worker_id, amount_cents, ref))
         return PaymentResult(idempotency_key, PaymentStatus.PAID, ref, amount_cents, worker_id)
 

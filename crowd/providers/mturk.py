@@ -26,6 +26,7 @@ from crowd.providers.base import (
     PublishedBatch,
     PublishedUnit,
     PublishRequest,
+    PublishUnit,
     ReviewResult,
     SubmissionStatus,
     advance_payment,
@@ -132,26 +133,7 @@ class MTurkProvider(CrowdProvider):
             keywords=request.keywords,
             qualification_requirements=self.qualification_requirements(request),
         )
-        units: list[PublishedUnit] = []
-        for unit in request.effective_units():
-            annotation = annotation_for(request.batch_ref, unit.local_ref)
-            try:
-                hit = mturk_api.create_hit_with_hit_type(
-                    self.client,
-                    hit_type_id,
-                    mturk_api.external_question(
-                        unit.external_url or request.external_url, request.frame_height
-                    ),
-                    max_assignments=request.assignments,
-                    lifetime_seconds=request.lifetime_seconds,
-                    requester_annotation=annotation,
-                    unique_request_token=token_for("hit", request.batch_ref, unit.local_ref),
-                )
-                hit_id = hit["HITId"]
-            except errors.MTurkAlreadyDoneError:
-                hit_id = self._find_hit(annotation)
-            units.append(PublishedUnit(local_ref=unit.local_ref, platform_id=hit_id))
-            logger.info("Batch(%s) unit %s published as HIT(%s)", request.batch_ref, unit.local_ref, hit_id)
+        units = [self._create_hit(hit_type_id, request, unit) for unit in request.effective_units()]
         return PublishedBatch(
             provider=self.name,
             batch_ref=request.batch_ref,
@@ -159,6 +141,43 @@ class MTurkProvider(CrowdProvider):
             units=tuple(units),
             sandbox=self.sandbox,
             preview_url=f"{self.environment.worker_site}/projects/{hit_type_id}/tasks",
+        )
+
+    def _create_hit(self, hit_type_id: str, request: PublishRequest, unit: PublishUnit) -> PublishedUnit:
+        """Create one unit's ExternalQuestion HIT; a retry finds the HIT of an attempt whose answer was lost.
+
+        The UniqueRequestToken is derived from the batch and unit, so MTurk refuses a second HIT for
+        the same unit (for 24 hours); the RequesterAnnotation finds the first one.
+        """
+        annotation = annotation_for(request.batch_ref, unit.local_ref)
+        try:
+            hit = mturk_api.create_hit_with_hit_type(
+                self.client,
+                hit_type_id,
+                mturk_api.external_question(unit.external_url or request.external_url, request.frame_height),
+                max_assignments=request.assignments,
+                lifetime_seconds=request.lifetime_seconds,
+                requester_annotation=annotation,
+                unique_request_token=token_for("hit", request.batch_ref, unit.local_ref),
+            )
+            hit_id = hit["HITId"]
+        except errors.MTurkAlreadyDoneError:
+            hit_id = self._find_hit(annotation)
+        logger.info("Batch(%s) unit %s published as HIT(%s)", request.batch_ref, unit.local_ref, hit_id)
+        return PublishedUnit(local_ref=unit.local_ref, platform_id=hit_id)
+
+    def add_units(
+        self, batch: PublishedBatch, request: PublishRequest, units: Sequence[PublishUnit]
+    ) -> tuple[PublishedUnit, ...]:
+        """Create one HIT per new unit with the batch's HIT type (same reward, duration, requirements).
+
+        A unit the batch already lists keeps its HIT; the others are created as ``publish`` creates
+        them, with the same per-unit token, so a call repeated after a lost answer creates nothing twice.
+        """
+        known = {u.local_ref: u for u in batch.units}
+        return tuple(
+            known.get(unit.local_ref) or self._create_hit(batch.platform_batch_id, request, unit)
+            for unit in units
         )
 
     def _find_hit(self, annotation: str) -> str:

@@ -29,6 +29,7 @@ from crowd.providers.base import (
     PublishedBatch,
     PublishedUnit,
     PublishRequest,
+    PublishUnit,
     ReviewResult,
     SubmissionStatus,
     advance_payment,
@@ -183,6 +184,25 @@ class ProlificProvider(CrowdProvider):
             preview_url=f"https://app.prolific.com/researcher/studies/{study_id}",
         )
 
+    def add_units(
+        self, batch: PublishedBatch, request: PublishRequest, units: Sequence[PublishUnit]
+    ) -> tuple[PublishedUnit, ...]:
+        """Give the study the places of its new units: ``assignments`` places per unit it has in all.
+
+        The study's ``total_available_places`` is raised to an absolute target computed from the units
+        (never incremented), so a call repeated after a lost answer, or for units already counted, adds
+        nothing; places added by hand beyond the target are kept.
+        """
+        study_id = batch.platform_batch_id
+        refs = {u.local_ref for u in batch.units} | {u.local_ref for u in units}
+        target = request.assignments * len(refs)
+        study = prolific_api.Studies.retrieve(self.client, study_id)
+        current = int(study.get("total_available_places", 0))
+        if current < target:
+            prolific_api.Studies.update(self.client, study_id, {"total_available_places": target})
+            logger.info("Study(%s) places %d -> %d for %d unit(s)", study_id, current, target, len(refs))
+        return tuple(PublishedUnit(u.local_ref, study_id) for u in units)
+
     def list_submissions(
         self, batch: PublishedBatch, statuses: Optional[Sequence[SubmissionStatus]] = None
     ) -> list[PlatformSubmission]:
@@ -277,7 +297,8 @@ class ProlificProvider(CrowdProvider):
     ) -> PaymentResult:
         """Pay a bonus once per key (set up, write PAY_REQUESTED, pay, write PAID).
 
-        Concurrent calls with the same key must be serialised by the caller (a row lock on the ledger).
+        Concurrent calls with the same key must be serialised by the caller (``crowd.services.ledger.
+        payment_claim``, which ``crowd.services.review.bonus`` holds around this call).
         ``reason`` is not sent: Prolific bonuses carry no message (use ``notify_workers``).
 
         Raises:

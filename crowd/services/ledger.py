@@ -5,18 +5,27 @@ write-ahead record (CREATED -> PAY_REQUESTED -> PAID) *before* the paying call; 
 protection if it is committed when ``put`` returns. ``DbPaymentStore`` therefore refuses to run inside
 an open ``transaction.atomic()`` block of the caller (a rollback would erase the PAY_REQUESTED mark and
 a retry would pay again): pay outside transactions, then update other rows.
+
+Two callers paying the same key at the same time (a double click, a retried task racing the original)
+would both read "nothing paid yet" and both pay. A row lock cannot serialise them, since it would have to
+be held in a transaction across the platform call; ``payment_claim`` takes a lease (``PaymentClaim``)
+instead: one caller pays, the other waits and then finds the key paid.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from typing import Any, Optional
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from crowd.models import Payment, WebhookEvent, Worker
+from crowd.models import Payment, PaymentClaim, WebhookEvent, Worker
 from crowd.providers.base import PaymentRecord, PaymentState
 
 logger = logging.getLogger(__name__)
@@ -29,6 +38,11 @@ STATUS_FOR_STATE: dict[PaymentState, str] = {
 STATE_FOR_STATUS: dict[str, PaymentState] = {v: k for k, v in STATUS_FOR_STATE.items()}
 KEY_MAX = 64
 """``Payment.idempotency_key`` length (MTurk's UniqueRequestToken is 64 characters too)."""
+CLAIM_LEASE = timedelta(minutes=10)
+"""How long a claim protects a payment: far longer than a platform call (its timeouts are seconds), so
+only a holder that died loses its claim."""
+CLAIM_WAIT_SECONDS = 60.0
+"""How long a second caller waits for the first to finish before giving up."""
 
 
 class LedgerError(RuntimeError):
@@ -57,6 +71,69 @@ def require_no_transaction(what: str) -> None:
             f"{what} must run outside transaction.atomic(): a payment record has to be committed before "
             "the platform is called, or a crash could pay twice"
         )
+
+
+class PaymentBusyError(LedgerError):
+    """Another caller is paying this idempotency key and did not finish within the wait."""
+
+
+def _try_claim(key: str, owner: str, lease: timedelta) -> bool:
+    """Take the claim of ``key`` for ``owner``: a new row, or an expired one taken over; True on success."""
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            PaymentClaim.objects.create(
+                idempotency_key=key, owner=owner, acquired_at=now, expires_at=now + lease
+            )
+        return True
+    except IntegrityError:
+        pass
+    taken = PaymentClaim.objects.filter(idempotency_key=key, expires_at__lte=now).update(
+        owner=owner, acquired_at=now, expires_at=now + lease
+    )
+    if taken:
+        logger.warning("Payment %s: took over a claim whose holder did not finish within %s", key, lease)
+    return bool(taken)
+
+
+@contextmanager
+def payment_claim(
+    key: str,
+    lease: timedelta = CLAIM_LEASE,
+    wait_seconds: float = CLAIM_WAIT_SECONDS,
+    poll_seconds: float = 0.05,
+) -> Iterator[None]:
+    """Hold the exclusive right to pay ``key`` for the duration of the ``with`` block.
+
+    The claim is committed when the block starts (so it must run outside ``transaction.atomic()``, like
+    the ledger writes it protects) and deleted when it ends, also on errors.
+
+    Args:
+        key: the payment's idempotency key.
+        lease: how long the claim protects if its holder dies without releasing it.
+        wait_seconds: how long to wait for another holder to finish.
+        poll_seconds: the interval between attempts while waiting.
+
+    Raises:
+        LedgerError: inside a caller's transaction.
+        PaymentBusyError: another caller held the claim for longer than ``wait_seconds``.
+    """
+    require_no_transaction(f"Payment claim {key!r}")
+    owner = uuid.uuid4().hex
+    deadline = time.monotonic() + wait_seconds
+    while not _try_claim(key, owner, lease):
+        if time.monotonic() >= deadline:
+            holder = PaymentClaim.objects.filter(idempotency_key=key).first()
+            until = holder.expires_at.isoformat() if holder is not None else "now"
+            raise PaymentBusyError(
+                f"Payment {key!r} is being paid by another process (its claim lasts until {until}); "
+                "try again later"
+            )
+        time.sleep(poll_seconds)
+    try:
+        yield
+    finally:
+        PaymentClaim.objects.filter(idempotency_key=key, owner=owner).delete()
 
 
 class DbPaymentStore:

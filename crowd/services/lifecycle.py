@@ -6,6 +6,10 @@ one transaction (rolled back when the estimate exceeds the budget), the platform
 transaction with the batch id as its idempotency reference (MTurk finds HITs of a crashed attempt by
 their RequesterAnnotation), and the platform references are stored in one transaction afterwards
 (``options["published"]`` keeps the whole ``PublishedBatch`` so later calls can rebuild it).
+
+HITs added after publication (SciQ stage 2 grows one HIT per approved stage-1 question) reach the
+platform through ``publish_pending_hits``, called when such a HIT is created and again by every sync, so
+a crash between creating a HIT and publishing it is repaired by the next sync.
 """
 
 from __future__ import annotations
@@ -235,10 +239,104 @@ def publish(batch: Batch) -> PublishedBatch:
         locked.save(update_fields=["options", "platform_ref"])
         for unit in published.units:
             HIT.objects.filter(batch=locked, pk=int(unit.local_ref)).update(platform_ref=unit.platform_id)
-        locked.publish()
+        if locked.status == Batch.Status.DRAFT:  # a concurrent caller may have finished first
+            locked.publish()
     batch.refresh_from_db()
     logger.info("Batch(%s) published on %s as %s", batch.pk, provider.name, published.platform_batch_id)
     return published
+
+
+PARENT_LIVE = (Batch.Status.PUBLISHED, Batch.Status.PAUSED, Batch.Status.COMPLETED)
+"""Statuses of a stage-1 batch whose stage-2 child follows it onto the platform."""
+
+
+def follows_parent(batch: Batch) -> bool:
+    """True for a draft platform batch that must be published because its stage-1 parent was.
+
+    SciQ stage-2 batches are created on the first approval of stage-1 work; on MTurk or Prolific they
+    start as drafts and go on the platform with their first HIT.
+    """
+    parent = batch.parent
+    return (
+        batch.status == Batch.Status.DRAFT
+        and batch.provider != Batch.Provider.LOCAL
+        and parent is not None
+        and parent.provider == batch.provider
+        and parent.status in PARENT_LIVE
+        and published_of(parent) is not None
+    )
+
+
+def publish_pending_hits(batch: Batch) -> dict[str, Any]:
+    """Put the batch's HITs that the platform does not know yet on it; a retry publishes nothing twice.
+
+    A published MTurk batch gets one HIT per new local HIT, with the batch's HIT type; a Prolific study
+    gets the places of the new HITs. A draft stage-2 batch whose stage-1 parent is on the platform is
+    published as a whole (``publish``). Local batches and batches not published (or paused: their HITs
+    go on the platform when a sync finds them published again) are left alone.
+
+    Args:
+        batch: the batch (refreshed from the database).
+
+    Returns:
+        ``batch`` (id), ``published`` (HITs put on the platform now) and ``batch_published`` (True when
+        the whole batch was published now).
+
+    Raises:
+        LifecycleError: the platform refused; the HITs stay pending and the next call retries them.
+    """
+    batch.refresh_from_db()
+    result: dict[str, Any] = {"batch": batch.pk, "published": 0, "batch_published": False}
+    if batch.provider == Batch.Provider.LOCAL:
+        return result
+    if follows_parent(batch):
+        if batch.hits.exists():
+            published = publish(batch)
+            result.update(published=len(published.units), batch_published=True)
+        return result
+    published = published_of(batch)
+    if batch.status != Batch.Status.PUBLISHED or published is None:
+        return result
+    known = {u.local_ref: u.platform_id for u in published.units}
+    missing = list(batch.hits.filter(platform_ref="").order_by("position", "pk"))
+    _repair_refs(batch, [h for h in missing if str(h.pk) in known], known)
+    pending = [h for h in missing if str(h.pk) not in known]
+    if not pending:
+        return result
+    provider = provider_for(batch)
+    units = tuple(PublishUnit(local_ref=str(h.pk)) for h in pending)
+    try:
+        added = provider.add_units(published, publish_request(batch, provider), units)
+    except errors.ProviderError as exc:
+        raise LifecycleError(
+            f"Batch({batch.pk}): {len(units)} new HIT(s) could not be published on {provider.name}: {exc}"
+        ) from exc
+    _store_units(batch, added)
+    result["published"] = len(added)
+    logger.info("Batch(%s): %d new HIT(s) published on %s", batch.pk, len(added), provider.name)
+    return result
+
+
+def _repair_refs(batch: Batch, hits: list[HIT], known: dict[str, str]) -> None:
+    """Copy the platform id of units the batch already lists onto HITs that lack it."""
+    for hit in hits:
+        HIT.objects.filter(pk=hit.pk, batch=batch, platform_ref="").update(platform_ref=known[str(hit.pk)])
+
+
+def _store_units(batch: Batch, units: tuple[PublishedUnit, ...]) -> None:
+    """Append new units to ``options["published"]`` and their HITs' ``platform_ref``, in one transaction."""
+    with transaction.atomic():
+        locked = Batch.objects.select_for_update(of=("self",)).get(pk=batch.pk)
+        options = dict(locked.options)
+        stored = dict(options["published"])
+        listed = {u["local_ref"] for u in stored["units"]}
+        stored["units"] = list(stored["units"]) + [asdict(u) for u in units if u.local_ref not in listed]
+        options["published"] = stored
+        locked.options = options
+        locked.save(update_fields=["options"])
+        for unit in units:
+            HIT.objects.filter(batch=locked, pk=int(unit.local_ref)).update(platform_ref=unit.platform_id)
+    batch.refresh_from_db()
 
 
 def _set_options(batch: Batch, **values: Any) -> None:

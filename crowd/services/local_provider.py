@@ -29,6 +29,7 @@ from crowd.providers.base import (
     PublishedBatch,
     PublishedUnit,
     PublishRequest,
+    PublishUnit,
     ReviewResult,
     SubmissionStatus,
     already_paid,
@@ -86,6 +87,12 @@ class LocalProvider(CrowdProvider):
             sandbox=False,
             completion_code=request.completion_code,
         )
+
+    def add_units(
+        self, batch: PublishedBatch, request: PublishRequest, units: Sequence[PublishUnit]
+    ) -> tuple[PublishedUnit, ...]:
+        """Nothing to advertise: a new HIT of a published batch can be claimed as soon as it exists."""
+        return tuple(PublishedUnit(u.local_ref, u.local_ref) for u in units)
 
     def list_submissions(
         self, batch: PublishedBatch, statuses: Optional[Sequence[SubmissionStatus]] = None

@@ -10,7 +10,7 @@ at most once per idempotency key, so they must be called outside any transaction
 from __future__ import annotations
 
 import logging
-from typing import Any, Optional
+from typing import Optional
 
 from django.conf import settings
 from django.db import transaction
@@ -18,13 +18,17 @@ from django.utils.text import slugify
 
 from annotation.models import Assignment, Batch
 from annotation.services import review as local_review
-from crowd.models import Payment, Qualification, Worker
+from crowd.models import Payment, Worker
 from crowd.providers import errors, prolific_api
 from crowd.providers.base import CrowdProvider, PaymentResult, PublishedBatch
 from crowd.providers.costs import bonus_fee_cents, check_budget, fees_for
 from crowd.providers.factory import get_provider
-from crowd.services.ledger import DbPaymentStore, require_no_transaction
+from crowd.services.ledger import DbPaymentStore, PaymentBusyError, payment_claim, require_no_transaction
 from crowd.services.lifecycle import LifecycleError, provider_for, published_of, spent_cents
+from crowd.services.qualifications import (  # noqa: F401 - screening_qualification_name kept importable here
+    qualify_worker,
+    screening_qualification_name,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +103,9 @@ def record_approval(assignment: Assignment, confirmed: bool) -> bool:
 def approve_assignment(assignment: Assignment, feedback: str = "") -> None:
     """Approve a submission on its platform, then locally with its reward row; screening grants the qual.
 
+    A qualification grant the platform refuses stays pending (``Qualification.platform_synced`` False)
+    and is retried by sync: the approval itself has happened and is not reported as failed.
+
     Raises:
         ReviewError: wrong state or the platform refused.
     """
@@ -156,13 +163,16 @@ def bonus(assignment: Assignment, amount_cents: int, reason: str, key: Optional[
     """Pay a bonus once per key (default ``bonus-<assignment>-<slug(reason)>``), even across crashes.
 
     Must run outside ``transaction.atomic()`` (the ledger row is committed before the platform call).
+    Concurrent calls with one key are serialised by the key's payment claim: the second waits for the
+    first and then finds the key paid.
 
     Returns:
         The provider's ``PaymentResult`` (PAID, ALREADY_PAID, or UNCONFIRMED when an earlier pay request
         lost its answer: check the platform, never pay again blindly).
 
     Raises:
-        ReviewError: bad amount or reason, over budget, or the platform refused.
+        ReviewError: bad amount or reason, over budget, the platform refused, or another caller has been
+            paying the same key for longer than the claim's wait.
     """
     require_no_transaction("bonus()")
     assignment = _load(assignment)
@@ -171,6 +181,17 @@ def bonus(assignment: Assignment, amount_cents: int, reason: str, key: Optional[
     if not reason.strip():
         raise ReviewError(f"Assignment({assignment.pk}): a bonus needs a reason")
     key = key or bonus_key(assignment, reason)
+    try:
+        with payment_claim(key):
+            result = _pay_bonus(assignment, amount_cents, reason, key)
+    except PaymentBusyError as exc:
+        raise ReviewError(f"Assignment({assignment.pk}) bonus {key}: {exc}") from exc
+    logger.info("Assignment(%s) bonus %s: %s", assignment.pk, key, result.status.value)
+    return result
+
+
+def _pay_bonus(assignment: Assignment, amount_cents: int, reason: str, key: str) -> PaymentResult:
+    """Check the budget and pay through the provider; the caller holds the key's payment claim."""
     batch = assignment.hit.batch
     if not Payment.objects.filter(idempotency_key=key).exists():
         cost = amount_cents + bonus_fee_cents(amount_cents, fees_for(batch.provider))
@@ -183,13 +204,9 @@ def bonus(assignment: Assignment, amount_cents: int, reason: str, key: Optional[
     provider, published, ref = _platform(assignment)
     store = DbPaymentStore(batch, assignment.worker, assignment, kind=Payment.Kind.BONUS, reason=reason)
     try:
-        result = provider.bonus(
-            published, ref, assignment.worker.platform_id, amount_cents, reason, key, store
-        )
+        return provider.bonus(published, ref, assignment.worker.platform_id, amount_cents, reason, key, store)
     except errors.ProviderError as exc:
         raise ReviewError(f"Assignment({assignment.pk}) bonus {key} on {provider.name}: {exc}") from exc
-    logger.info("Assignment(%s) bonus %s: %s", assignment.pk, key, result.status.value)
-    return result
 
 
 def _worker_provider(worker: Worker) -> CrowdProvider:
@@ -217,30 +234,3 @@ def unblock_worker(worker: Worker, reason: str = "") -> None:
         raise ReviewError(f"Worker({worker.pk}) unblock on {worker.platform}: {exc}") from exc
     Worker.objects.filter(pk=worker.pk).update(blocked=False, block_reason="")
     worker.refresh_from_db()
-
-
-def screening_qualification_name(batch: Batch) -> str:
-    """The local qualification a screening batch grants (``options["grants_qualification"]``)."""
-    return str(batch.options.get("grants_qualification") or f"screened-{batch.pk}")
-
-
-def qualify_worker(worker: Worker, batch: Batch) -> Qualification:
-    """Give a worker the screening batch's qualification: locally, and on the platform when it has one.
-
-    MTurk: the custom qualification created at launch; Prolific: the allow-list participant group.
-
-    Raises:
-        ReviewError: the platform refused (the local row stays, with ``platform_synced`` False).
-    """
-    qualification, _ = Qualification.objects.update_or_create(
-        worker=worker, name=screening_qualification_name(batch), defaults={"value": 1}
-    )
-    platform_id: Any = batch.options.get("screening_qualification")
-    if platform_id and worker.platform == batch.provider and batch.provider != Batch.Provider.LOCAL:
-        try:
-            provider_for(batch).qualify_worker(worker.platform_id, str(platform_id))
-        except errors.ProviderError as exc:
-            raise ReviewError(f"Worker({worker.pk}) qualification on {batch.provider}: {exc}") from exc
-    qualification.platform_synced = True
-    qualification.save(update_fields=["platform_synced"])
-    return qualification

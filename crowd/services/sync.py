@@ -5,8 +5,10 @@ database, or between a platform approval and the local one. ``sync_batch`` asks 
 ``reconcile`` the platform's submissions with the local statuses and repairs the difference:
 unknown submissions are restored (worker and assignment rows; MTurk's stored answers become the
 assignment's answers, marked ``platform_meta["restored"]``), changed ones follow the platform (auto-approval
--> approved with its reward row; returned / timed out -> returned / expired). Running it twice changes
-nothing the second time.
+-> approved with its reward row; returned / timed out -> returned / expired). It also finishes work
+a crash may have left half done: HITs created locally but not yet on the platform (SciQ stage 2,
+``publish_pending_hits``) and screening qualifications the platform refused (``retry_pending_grants``).
+Running it twice changes nothing the second time.
 """
 
 from __future__ import annotations
@@ -24,8 +26,16 @@ from annotation.services import review as local_review
 from crowd.models import Worker
 from crowd.providers import errors
 from crowd.providers.base import PlatformSubmission, SubmissionStatus
-from crowd.services.lifecycle import enforce_budget, provider_for, published_of
+from crowd.services.lifecycle import (
+    LifecycleError,
+    enforce_budget,
+    follows_parent,
+    provider_for,
+    publish_pending_hits,
+    published_of,
+)
 from crowd.services.local_provider import NEUTRAL_STATUS
+from crowd.services.qualifications import retry_pending_grants
 from crowd.services.review import record_approval
 
 logger = logging.getLogger(__name__)
@@ -172,9 +182,14 @@ def _apply(assignment: Assignment, sub: PlatformSubmission, counts: dict[str, in
 def sync_batch(batch: Batch) -> dict[str, Any]:
     """Reconcile one batch with its platform and enforce its budget cap.
 
+    First publishes HITs the platform does not know yet (a refusal is reported in ``publish_error``
+    and retried next time; it does not stop the reconcile) and retries the batch's pending
+    qualification grants.
+
     Returns:
         Counts: ``restored``, ``changed``, ``unchanged``, ``missing``, ``unmatched``, ``conflicts``,
-        ``ignored``, and ``budget_stopped``.
+        ``ignored``, ``hits_published``, ``grants_synced``, ``grants_pending`` and ``budget_stopped``
+        (plus ``publish_error`` when new HITs could not be published).
 
     Raises:
         SyncError: the platform could not be read (the next run retries).
@@ -184,6 +199,14 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
         ("restored", "changed", "unchanged", "missing", "unmatched", "conflicts", "ignored"), 0
     )
     counts["batch"] = batch.pk
+    try:
+        counts["hits_published"] = publish_pending_hits(batch)["published"]
+    except LifecycleError as exc:
+        counts["hits_published"] = 0
+        counts["publish_error"] = str(exc)
+        logger.warning("%s", exc)
+    counts.update(retry_pending_grants(batch))
+    batch.refresh_from_db()
     published = published_of(batch)
     if published is not None and batch.provider != Batch.Provider.LOCAL:
         provider = provider_for(batch)
@@ -210,13 +233,18 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
 
 
 def batches_to_sync() -> list[int]:
-    """Ids of the batches the periodic job syncs: published on a platform, not cancelled."""
-    return list(
-        Batch.objects.filter(status__in=SYNCABLE)
-        .exclude(platform_ref="")
-        .order_by("pk")
-        .values_list("pk", flat=True)
+    """Ids of the batches the periodic job syncs, in order.
+
+    Those published on a platform and not cancelled, and the draft stage-2 batches whose stage-1 parent
+    is on the platform (their first publish may have crashed).
+    """
+    live = Batch.objects.filter(status__in=SYNCABLE).exclude(platform_ref="").values_list("pk", flat=True)
+    drafts = (
+        Batch.objects.filter(status=Batch.Status.DRAFT, parent__isnull=False)
+        .exclude(provider=Batch.Provider.LOCAL)
+        .select_related("parent")
     )
+    return sorted({*live, *(b.pk for b in drafts if follows_parent(b))})
 
 
 def batch_for_platform_ref(provider: str, resource_id: str, study_id: str = "") -> Optional[Batch]:

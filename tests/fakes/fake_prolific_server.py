@@ -7,7 +7,8 @@ bulk bonus is NOT idempotent: every ``pay`` call pays again, and ``payments`` co
 
 Failure injection: ``drop_after_processing.add("pay")`` makes the next pay call be processed and then
 the connection closed without an answer (the client sees a dropped connection), which is the case the
-provider's payment store must survive.
+provider's payment store must survive. ``fail_next["add_to_group"] = FakeProlificError(503, "...")``
+makes the next call of that route (named by its handler method) fail without doing anything.
 
 The participant side: ``start`` reserves a place and returns the submission id, ``complete`` enters the
 completion code (status AWAITING REVIEW), and ``webhook`` builds a signed webhook request.
@@ -61,6 +62,7 @@ class FakeProlific:
         self.messages: list[dict[str, Any]] = []
         self.calls: list[str] = []
         self.drop_after_processing: set[str] = set()
+        self.fail_next: dict[str, FakeProlificError] = {}  # handler name -> error for its next call
 
     @staticmethod
     def _id() -> str:
@@ -112,6 +114,8 @@ class FakeProlific:
             for verb, pattern, handler in routes:
                 match = re.fullmatch(pattern, route)
                 if verb == method and match:
+                    if handler.__name__ in self.fail_next:
+                        raise self.fail_next.pop(handler.__name__)
                     return handler(body or {}, query=query, path=path, **match.groupdict())
             raise FakeProlificError(404, f"no route {method} {route}")
 
