@@ -12,6 +12,7 @@ from annotation.models import (
     Corpus,
     Distractor,
     Document,
+    ExpertAnswer,
     Job,
     Passage,
     QAPair,
@@ -144,6 +145,13 @@ class QAPairAdmin(admin.ModelAdmin):
 @admin.register(Validation)
 class ValidationAdmin(admin.ModelAdmin):
     list_display = ("id", "qa_pair", "assignment", "flags", "created")
+    raw_id_fields = ("qa_pair", "assignment")
+
+
+@admin.register(ExpertAnswer)
+class ExpertAnswerAdmin(admin.ModelAdmin):
+    list_display = ("id", "qa_pair", "question_type", "assignment", "created")
+    list_filter = ("question_type",)
     raw_id_fields = ("qa_pair", "assignment")
 
 

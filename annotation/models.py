@@ -187,6 +187,7 @@ class Batch(models.Model):
         SCIQ_QUESTION = "sciq_question", "SciQ question writing"
         SCIQ_DISTRACTOR = "sciq_distractor", "SciQ validation and distractors"
         SCREENING = "screening", "Screening"
+        EXPERT_ANSWER = "expert_answer", "Expert answers (agreement)"
 
     class Provider(models.TextChoices):
         LOCAL = "local", "Local crowd"
@@ -704,6 +705,28 @@ class Validation(models.Model):
     def is_exam_worthy(self) -> bool:
         """True when the validator raised no flag."""
         return not self.flags
+
+
+class ExpertAnswer(models.Model):
+    """An expert's oracle answer to a crowd-written question (SyllabusQA 2.3 "Agreement among Annotators").
+
+    The expert sees the question and the syllabus, never the crowd's answer, chooses the question type
+    first and then answers; agreement with the crowd pair (``qa_pair``) is measured by
+    ``evaluation.services.human``. A row of its own (not only the assignment's answers JSON) so that
+    agreement queries join plain columns.
+    """
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="expert_answer")
+    qa_pair = models.ForeignKey(QAPair, on_delete=models.CASCADE, related_name="expert_answers")
+    question_type = models.CharField(max_length=20, choices=QUESTION_TYPE_CHOICES)
+    answer = models.TextField()
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["qa_pair", "pk"]
+
+    def __str__(self) -> str:
+        return f"ExpertAnswer({self.pk}) to QAPair({self.qa_pair_id})"
 
 
 class Job(models.Model):

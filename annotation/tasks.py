@@ -9,7 +9,7 @@ from typing import Any
 from celery import shared_task
 from django.db.models import Count
 
-from annotation.models import Assignment, Corpus, Job
+from annotation.models import Assignment, Batch, Corpus, Job
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +101,10 @@ def after_submission(assignment_id: int) -> dict[str, Any]:
     from annotation.models import QAPair
     from filters.services import qc_queryset
 
-    assignment = Assignment.objects.select_related("hit").get(pk=assignment_id)
+    assignment = Assignment.objects.select_related("hit__batch").get(pk=assignment_id)
+    if assignment.hit.batch.kind == Batch.Kind.EXPERT_ANSWER:
+        # An expert answers a crowd pair for the agreement figures; the crowd pair has had its QC.
+        return {"assignment": assignment_id, "pairs": 0, "flagged": 0}
     pairs = QAPair.objects.filter(assignment=assignment)
     if assignment.hit.qa_pair_id:
         pairs = QAPair.objects.filter(pk=assignment.hit.qa_pair_id)

@@ -12,6 +12,7 @@ def handler_for(kind: str) -> HitHandler:
     Raises:
         KeyError: for an unknown kind.
     """
+    from annotation.hits.expert_answer import ExpertAnswerHandler
     from annotation.hits.sciq_distractor import SciQDistractorHandler
     from annotation.hits.sciq_question import SciQQuestionHandler
     from annotation.hits.syllabus_qa import SyllabusQAHandler
@@ -21,6 +22,7 @@ def handler_for(kind: str) -> HitHandler:
         Batch.Kind.SCREENING: SyllabusQAHandler,
         Batch.Kind.SCIQ_QUESTION: SciQQuestionHandler,
         Batch.Kind.SCIQ_DISTRACTOR: SciQDistractorHandler,
+        Batch.Kind.EXPERT_ANSWER: ExpertAnswerHandler,
     }
     return handlers[kind]()
 

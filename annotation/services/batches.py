@@ -82,6 +82,8 @@ def create_batch(spec: BatchSpec, created_by: Any = None) -> Batch:
         raise BatchSpecError(
             f"unknown batch kind {spec.kind!r}; expected one of {', '.join(Batch.Kind.values)}"
         )
+    if spec.kind == Batch.Kind.EXPERT_ANSWER:
+        raise BatchSpecError("expert batches are drawn from a release: use create_expert_batch --release DIR")
     if spec.provider not in Batch.Provider.values:
         raise BatchSpecError(
             f"unknown provider {spec.provider!r}; expected one of {', '.join(Batch.Provider.values)}"

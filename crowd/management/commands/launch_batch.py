@@ -34,7 +34,13 @@ class Command(JsonCommand):
     help = "Create a batch of HITs and publish it on the local crowd, MTurk or Prolific."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--kind", required=True, choices=Batch.Kind.values, help="What workers do.")
+        parser.add_argument(
+            "--kind",
+            required=True,
+            # Expert batches answer a release's questions on the local crowd: create_expert_batch.
+            choices=[k for k in Batch.Kind.values if k != Batch.Kind.EXPERT_ANSWER],
+            help="What workers do.",
+        )
         parser.add_argument("--provider", default="local", choices=Batch.Provider.values, help="Where.")
         parser.add_argument("--corpus", required=True, help="Corpus name.")
         parser.add_argument("--limit", type=int, help="At most this many HITs.")
