@@ -46,6 +46,7 @@ class CardInputs:
         effective_hourly_pay_usd: pay per hour of median working time.
         qc_rejection_rates: QC flag code (or "overall") -> share of QA pairs rejected (0..1).
         agreement: metric name -> value (e.g. ``{"fact_qa_precision": 0.83}``).
+        agreement_note: where the agreement figures come from (expert run, release, items).
         excluded_note: free text on what was left out of the release and why.
     """
 
@@ -59,6 +60,7 @@ class CardInputs:
     effective_hourly_pay_usd: Optional[float] = None
     qc_rejection_rates: Mapping[str, float] = field(default_factory=dict)
     agreement: Mapping[str, float] = field(default_factory=dict)
+    agreement_note: Optional[str] = None
     excluded_note: Optional[str] = None
 
 
@@ -101,6 +103,39 @@ def _breakdown_table(by_split: Mapping[str, Sequence[QARecord]], section: str, l
     return lines
 
 
+def _suggestion_section(summary: Mapping[str, Any]) -> list[str]:
+    """The card's section on the distractor suggestions shown to validators and the ones they kept."""
+    versions = ", ".join(f"`{v}`" for v in summary.get("model_versions") or []) or "unnamed"
+    lines = [
+        "## Distractor suggestions",
+        "",
+        "`suggestions_{train,val,test}.jsonl` log, for each of "
+        f"{summary['questions']:,} questions, the model suggestions shown to validators (text, score, "
+        "rank, model version), whether a validator picked each (`picked`, `picked_by`), and the "
+        "released distractors marked `model` (a kept suggestion) or `worker` (written by the "
+        f"validator). Suggesters: {versions}. These files are not part of the multiple-choice schema.",
+        "",
+    ]
+    if summary.get("shown"):
+        lines += [
+            f"Validators kept {summary['picked']:,} of {summary['shown']:,} suggestions shown "
+            f"({100 * summary['pick_rate']:.1f}%) on {summary['validated']:,} validated questions.",
+            "",
+            "| rank | shown | picked | picked % |",
+            "|---:|---:|---:|---:|",
+        ]
+        for rank, entry in summary["by_rank"].items():
+            lines.append(
+                f"| {rank} | {entry['shown']:,} | {entry['picked']:,} | {100 * entry['pick_rate']:.1f}% |"
+            )
+        lines.append("")
+    origins = summary.get("distractors") or {}
+    if origins:
+        lines += ["Released distractors by origin: " + ", ".join(f"{k} {v:,}" for k, v in origins.items())]
+        lines.append("")
+    return lines
+
+
 def render_card(
     *,
     name: str,
@@ -112,6 +147,7 @@ def render_card(
     excluded: Mapping[str, int],
     tokenize: Callable[[str], int] = count_tokens,
     plots: Sequence[str] = (PLOT_LENGTHS, PLOT_TYPES),
+    suggestions: Optional[Mapping[str, Any]] = None,
 ) -> str:
     """Return the Markdown of the dataset card.
 
@@ -125,6 +161,8 @@ def render_card(
         excluded: dataset version -> items left out (direct-answer items without a passage).
         tokenize: token counter used for the length statistics.
         plots: PNG paths (relative to the release) to embed.
+        suggestions: :func:`~exports.suggestions.summarize_suggestions` output when the release
+            carries ``suggestions_{split}.jsonl`` files; None otherwise.
     """
     records = [r for rs in by_split.values() for r in rs]
     is_mcq = any(isinstance(r, MCQRecord) for r in records)
@@ -215,9 +253,13 @@ def render_card(
         if inputs.agreement:
             lines += ["", "| agreement | value |", "|---|---:|"]
             lines += [f"| {k} | {v:.3f} |" for k, v in sorted(inputs.agreement.items())]
+            if inputs.agreement_note:
+                lines += ["", inputs.agreement_note.strip()]
         lines.append("")
     if inputs.excluded_note:
         lines += [inputs.excluded_note.strip(), ""]
+    if suggestions:
+        lines += _suggestion_section(suggestions)
 
     if plots:
         lines += ["## Plots", ""]
@@ -244,6 +286,7 @@ def write_card(
     version_counts: Mapping[str, Mapping[str, int]],
     excluded: Mapping[str, int],
     tokenize: Callable[[str], int] = count_tokens,
+    suggestions: Optional[Mapping[str, Any]] = None,
 ) -> list[Path]:
     """Write ``card.md`` and its plots under ``root``; return the files written."""
     (root / "plots").mkdir(parents=True, exist_ok=True)
@@ -258,6 +301,7 @@ def write_card(
         version_counts=version_counts,
         excluded=excluded,
         tokenize=tokenize,
+        suggestions=suggestions,
     )
     card = root / "card.md"
     card.write_text(text, encoding="utf-8")

@@ -3,7 +3,8 @@
 Formatters, writers, splits and the card (``exports.release``) never see a model; this module decides
 which pairs a release holds and turns them into :class:`QARecord` / :class:`MCQRecord` values.
 Rejected pairs are left out; pairs written by crowd workers carry the worker's pseudonym, never a
-platform id.
+platform id. For SciQ-style pairs, :func:`suggestions_for` also reads the stage-2 suggestion log
+(offered model suggestions, which validators kept them, worker-written distractors; issue 6).
 """
 
 from __future__ import annotations
@@ -12,14 +13,15 @@ from collections.abc import Iterable, Sequence
 from statistics import median
 from typing import Any, Optional, Union
 
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 
 from annotation import question_types as qt
-from annotation.models import Assignment, Batch, Corpus, QAPair
+from annotation.models import Assignment, Batch, Corpus, Distractor, QAPair
 from exports.card import CardInputs
 from exports.records import MCQRecord, QARecord
 from exports.splits import PreviousAssignment
 from exports.statistics import DocumentInfo, count_tokens
+from exports.suggestions import ItemSuggestions, ReleasedDistractor, ShownSuggestion
 
 Record = Union[QARecord, MCQRecord]
 
@@ -36,7 +38,7 @@ def pairs_for(corpus: Optional[Corpus] = None, batch: Optional[Batch] = None) ->
         pairs = pairs.filter(assignment__hit__batch=batch, assignment__status=Assignment.Status.APPROVED)
     return (
         pairs.select_related("document", "passage", "assignment__worker")
-        .prefetch_related("spans", "steps", "distractors")
+        .prefetch_related("spans", "steps", "distractors", "validations")
         .order_by("pk")
     )
 
@@ -61,9 +63,7 @@ def records_for(pairs: Sequence[QAPair]) -> list[Record]:
     for qa in pairs:
         worker = qa.assignment.worker.pseudonym if qa.assignment_id else None
         if qa.question_type == qt.SCIQ:
-            distractors = sorted(
-                (d for d in qa.distractors.all() if d.selected), key=lambda d: (d.origin, d.position)
-            )
+            distractors = _released_distractors(qa)
             records.append(
                 MCQRecord(
                     id=item_id(qa),
@@ -91,6 +91,66 @@ def records_for(pairs: Sequence[QAPair]) -> list[Record]:
                 )
             )
     return records
+
+
+def _released_distractors(qa: QAPair) -> list[Distractor]:
+    """The wrong options a release gives ``qa``: its selected distractors, by origin then position."""
+    return sorted((d for d in qa.distractors.all() if d.selected), key=lambda d: (d.origin, d.position))
+
+
+def suggestions_for(pairs: Sequence[QAPair]) -> dict[str, ItemSuggestions]:
+    """The stage-2 suggestion log of every SciQ-style pair that was offered suggestions or validated.
+
+    The offered suggestions are the pair's model rows without a validation (what every validator saw,
+    annotation/hits/sciq_distractor.py); a validator's pick is a per-validation copy with the same rank
+    and text. Pairs with neither (e.g. imported SciQ questions) get no log line.
+
+    Args:
+        pairs: pairs from :func:`pairs_for` (distractors and validations prefetched).
+
+    Returns:
+        Release item id -> :class:`~exports.suggestions.ItemSuggestions`.
+    """
+    logs: dict[str, ItemSuggestions] = {}
+    for qa in pairs:
+        if qa.question_type != qt.SCIQ:
+            continue
+        rows = list(qa.distractors.all())
+        offered = sorted(
+            (d for d in rows if d.origin == Distractor.Origin.MODEL and d.validation_id is None),
+            key=lambda d: (d.model_rank is None, d.model_rank or 0, d.position),
+        )
+        validations = len(qa.validations.all())
+        if not offered and not validations:
+            continue
+        picks: dict[tuple[Optional[int], str], int] = {}
+        for d in rows:
+            if d.origin == Distractor.Origin.MODEL and d.validation_id is not None:
+                key = (d.model_rank, d.text)
+                picks[key] = picks.get(key, 0) + 1
+        logs[item_id(qa)] = ItemSuggestions(
+            item_id=item_id(qa),
+            validations=validations,
+            shown=tuple(
+                ShownSuggestion(
+                    text=d.text,
+                    score=d.model_score,
+                    rank=d.model_rank,
+                    model_version=d.model_version,
+                    picked_by=picks.get((d.model_rank, d.text), 0),
+                )
+                for d in offered
+            ),
+            distractors=tuple(
+                ReleasedDistractor(
+                    text=d.text,
+                    origin=d.origin,
+                    rank=d.model_rank if d.origin == Distractor.Origin.MODEL else None,
+                )
+                for d in _released_distractors(qa)
+            ),
+        )
+    return logs
 
 
 def _by_position(items: Iterable[Any]) -> tuple[str, ...]:
@@ -127,3 +187,38 @@ def card_inputs_for(pairs: Sequence[QAPair], corpus: Optional[Corpus]) -> CardIn
         median_seconds=median(seconds) if seconds else None,
         qc_rejection_rates={"overall": flagged / len(pairs)} if pairs and flagged else {},
     )
+
+
+def agreement_for(name: str) -> tuple[dict[str, float], Optional[str]]:
+    """Agreement figures for the card: the latest finished expert ("human") run on a release of ``name``.
+
+    Why: SyllabusQA reports crowd/expert agreement (section 2.3); the platform stores it as a
+    ``BenchmarkRun(system="human")`` on an earlier release of the same dataset, so a new release's card
+    can quote it with where it came from.
+
+    Returns:
+        (metric -> value for the numeric figures, a note naming the release, split and item count), or
+        ``({}, None)`` when no such run exists.
+    """
+    from evaluation.models import BenchmarkRun
+
+    run = (
+        BenchmarkRun.objects.filter(release__name=name, system="human", status=BenchmarkRun.Status.DONE)
+        .select_related("release")
+        .order_by(F("finished").desc(nulls_last=True), "-pk")
+        .first()
+    )
+    if run is None:
+        return {}, None
+    figures = {
+        k: float(v)
+        for k, v in (run.metrics or {}).items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool)
+    }
+    if not figures:
+        return {}, None
+    note = (
+        f"Agreement of expert answers with the crowd's on {run.n_items:,} {run.split} items of release "
+        f"{run.release.name} {run.release.version} (benchmark run {run.pk})."
+    )
+    return figures, note

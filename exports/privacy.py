@@ -119,6 +119,18 @@ WORKER_COLUMN = "worker"
 PSEUDONYM = re.compile(r"^w_[0-9a-f]{16}$")
 
 
+def _strings(value: object) -> Iterator[str]:
+    """Every string inside a JSON value (lists and objects, at any depth)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+
+
 def _fields(path: Path) -> Iterator[tuple[int, Optional[str], str]]:
     """Yield ``(line or row, column, text)`` for every string value of a release file."""
     if path.suffix == ".parquet":
@@ -140,8 +152,9 @@ def _fields(path: Path) -> Iterator[tuple[int, Optional[str], str]]:
         with path.open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, start=1):
                 for column, value in json.loads(line).items():
-                    if isinstance(value, list):
-                        value = "\n".join(v for v in value if isinstance(v, str))
+                    if isinstance(value, (list, dict)):
+                        # Nested values (e.g. suggestions_{split}.jsonl's lists of objects) are scanned too.
+                        value = "\n".join(_strings(value))
                     if isinstance(value, str):
                         yield number, column, value
     elif path.suffix in TEXT_SUFFIXES:
@@ -220,6 +233,48 @@ def check_release_privacy(root: Path, *, allow: Collection[str] = ()) -> None:
         logger.warning("privacy: %s", finding.describe())
     if findings:
         raise PrivacyError(findings)
+
+
+class AllowFileError(ValueError):
+    """A privacy allow file cannot be read; the message names the file (and line)."""
+
+
+_INLINE_COMMENT = re.compile(r"\s#.*$")
+
+
+def read_allow_file(path: Path) -> list[str]:
+    """Read reviewed values for the privacy gate's allow list: one value per line.
+
+    Why a file: the real SyllabusQA answers quote a handful of public office e-mails and help-line
+    numbers; a reviewed list kept in the repository is easier to audit than repeated command options.
+    Blank lines and lines starting with ``#`` are ignored, as is a trailing comment after whitespace
+    (``413-545-5703  # disability services``); values never contain `` #``.
+
+    Args:
+        path: a UTF-8 text file.
+
+    Returns:
+        The values in file order, without duplicates.
+
+    Raises:
+        AllowFileError: the file is missing, unreadable or not UTF-8.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError as e:
+        raise AllowFileError(f"privacy allow file {path}: no such file") from e
+    except IsADirectoryError as e:
+        raise AllowFileError(f"privacy allow file {path}: is a directory, expected a text file") from e
+    except UnicodeDecodeError as e:
+        raise AllowFileError(f"privacy allow file {path}: not UTF-8 text (byte {e.start})") from e
+    except OSError as e:
+        raise AllowFileError(f"privacy allow file {path}: cannot read ({e.strerror})") from e
+    values: dict[str, None] = {}
+    for line in text.splitlines():
+        value = _INLINE_COMMENT.sub("", line).strip()
+        if value and not value.startswith("#"):
+            values[value] = None
+    return list(values)
 
 
 def pseudonymize_worker(worker_id: str, salt: Union[str, bytes], *, platform: str = "") -> str:

@@ -6,6 +6,7 @@ Layout of ``<out_dir>/<name>-<version>/``::
     index.json      item -> split/document/content hash, document -> split (for later releases and diffs)
     card.md         dataset card, with plots/lengths.png and plots/types.png
     train.csv val.csv test.csv ... (QA)      or    multiple_choice/train.csv ... direct_answer/... (MCQ)
+    suggestions_{train,val,test}.jsonl       MCQ only, when suggestion logs are given (exports.suggestions)
 
 A release is built in a hidden staging folder and renamed into place only after the privacy gate passes,
 so a failed build leaves nothing behind and an existing release is never overwritten. Data files, the
@@ -48,6 +49,13 @@ from exports.splits import (
     sciq_split,
 )
 from exports.statistics import count_tokens
+from exports.suggestions import (
+    SUGGESTIONS_FILE,
+    ItemSuggestions,
+    check_suggestion_ids,
+    summarize_suggestions,
+    write_suggestions,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -157,6 +165,8 @@ def build_release(
     privacy_allow: Collection[str] = (),
     created: Optional[datetime] = None,
     tokenize: Callable[[str], int] = count_tokens,
+    suggestions: Optional[Mapping[str, ItemSuggestions]] = None,
+    source: str = "",
 ) -> ReleaseResult:
     """Build the immutable release directory ``out_dir/<name>-<version>``.
 
@@ -177,12 +187,16 @@ def build_release(
         privacy_allow: reviewed values the privacy gate lets through (public office contacts).
         created: the manifest timestamp; now (UTC) when None.
         tokenize: token counter for the card's statistics.
+        suggestions: item id -> its distractor-suggestion log (MCQ only); written as
+            ``suggestions_{split}.jsonl`` and summarised in the card. None or empty: no such files.
+        source: what the items came from (corpus or batch), recorded in the manifest.
 
     Returns:
         The :class:`ReleaseResult`.
 
     Raises:
-        ReleaseError: the release exists or a name is unsafe.
+        ReleaseError: the release exists, a name is unsafe, or suggestion logs are given for a QA
+            release or for items it does not hold.
         exports.privacy.PrivacyError: personal data was found (nothing is left on disk).
         exports.splits.SplitError: bad ratios, duplicate ids, a document in two splits.
         exports.factories.UnknownFormatError: an unknown format.
@@ -220,6 +234,8 @@ def build_release(
             privacy_allow=privacy_allow,
             created=created or datetime.now(UTC),
             tokenize=tokenize,
+            suggestions=suggestions or {},
+            source=source,
         )
         if dest.exists():
             raise ReleaseError(f"release {dest} appeared while building; not overwriting it")
@@ -249,6 +265,8 @@ def _build_into(
     privacy_allow: Collection[str],
     created: datetime,
     tokenize: Callable[[str], int],
+    suggestions: Mapping[str, ItemSuggestions],
+    source: str,
 ) -> tuple[dict[str, Any], SplitAssignment, dict[str, int]]:
     """Write every file of a release into ``root`` and return (manifest, assignment, excluded)."""
     assignment = _split(
@@ -277,6 +295,22 @@ def _build_into(
                 left_out += table.excluded
             excluded[dataset_version.name] = left_out
 
+    suggestion_summary = None
+    if suggestions:
+        if kind != "mcq":
+            raise ReleaseError(
+                "suggestion logs belong to multiple-choice releases; this release holds QA pairs"
+            )
+        try:
+            check_suggestion_ids(suggestions, (r.id for r in records))
+        except ValueError as exc:
+            raise ReleaseError(str(exc)) from exc
+        for split in SPLITS:
+            path = root / SUGGESTIONS_FILE.format(split=split)
+            logs = [suggestions[r.id] for r in by_split[split] if r.id in suggestions]
+            rows_written[path.name] = write_suggestions(path, logs)
+        suggestion_summary = summarize_suggestions(list(suggestions.values()))
+
     index = {
         "documents": dict(assignment.documents),
         "items": {
@@ -296,6 +330,7 @@ def _build_into(
         version_counts=version_counts,
         excluded=excluded,
         tokenize=tokenize,
+        suggestions=suggestion_summary,
     )
     check_release_privacy(root, allow=privacy_allow)
 
@@ -318,6 +353,7 @@ def _build_into(
         "kind": kind,
         "versions": [v.name for v in versions_for(kind)],
         "formats": list(formats),
+        "source": source,
         "source_batches": list(source_batches),
         "license": inputs.license,
         "split": assignment.to_dict(),

@@ -1,7 +1,13 @@
-"""Researcher pages of the exports app (mounted by config/urls.py)."""
+"""Researcher pages of the exports app (mounted at /releases/ by config/urls.py)."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from exports import views
 
 app_name = "exports"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.ReleaseListView.as_view(), name="list"),
+    path("<int:pk>/", views.ReleaseDetailView.as_view(), name="detail"),
+    path("<int:pk>/files/<path:relpath>", views.release_file, name="file"),
+]

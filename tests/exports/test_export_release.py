@@ -100,24 +100,6 @@ def test_export_release__original_splits_round_trip_and_fresh_split(shared_data,
         assert (Path(again["path"]) / f"{split}.csv").read_bytes() == (path / f"{split}.csv").read_bytes()
 
 
-def test_export_release__privacy_check_blocks_contacts(shared_data, tmp_path: Path) -> None:
-    call_command("import_syllabusqa", str(shared_data("syllabusqa")), stdout=StringIO())
-    with pytest.raises(CommandError, match="release blocked by the privacy check"):
-        _export(
-            "--name",
-            "s",
-            "--version",
-            "1",
-            "--out",
-            str(tmp_path),
-            "--corpus",
-            "syllabusqa",
-            "--formats",
-            "csv",
-        )
-    assert not list(tmp_path.iterdir())
-
-
 def test_export_release__sciq_mode(shared_data, tmp_path: Path) -> None:
     call_command("import_sciq", str(shared_data("sciq")), stdout=StringIO())
     summary = _export(
@@ -146,3 +128,77 @@ def test_export_release__sciq_mode(shared_data, tmp_path: Path) -> None:
 def test_export_release__unknown_corpus(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="no corpus named 'nope'"):
         _export("--name", "x", "--version", "1", "--out", str(tmp_path), "--corpus", "nope")
+
+
+def test_export_release__privacy_gate_then_allow_file_registers_and_loads(
+    shared_data, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    import datasets
+    import pandas as pd
+
+    from exports.models import Release
+
+    call_command("import_syllabusqa", str(shared_data("syllabusqa")), stdout=StringIO())
+    blocked = tmp_path / "blocked"
+    with pytest.raises(CommandError, match="release blocked by the privacy check"):
+        _export("--name", "s", "--version", "1", "--out", str(blocked), "--corpus", "syllabusqa")
+    assert not list(blocked.iterdir())
+    assert not Release.objects.exists()
+
+    allow = tmp_path / "privacy-allow.txt"
+    allow.write_text(
+        "# Public office contacts quoted in SyllabusQA answers, reviewed.\n\n"
+        + "\n".join(f"{value}  # university office" for value in SYLLABUSQA_PUBLIC_CONTACTS)
+        + "\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    summary = _export(
+        "--name", "syllabusqa", "--version", "2.0", "--out", str(out), "--corpus", "syllabusqa",
+        "--privacy-allow-file", str(allow),
+    )  # fmt: skip
+    release = Path(summary["path"])
+    row = Release.objects.get(pk=summary["release_id"])
+    assert (row.name, row.version, row.path, row.source) == (
+        "syllabusqa",
+        "2.0",
+        str(release),
+        "corpus syllabusqa",
+    )
+    assert row.counts == summary["counts"]
+
+    rows = {e["path"]: e["rows"] for e in json.loads((release / "manifest.json").read_text())["files"]}
+    splits = ("train", "val", "test")
+    assert sum(rows[f"{s}.csv"] for s in splits) == 5078
+    for builder, ext in (("csv", "csv"), ("json", "jsonl"), ("parquet", "parquet")):
+        loaded = datasets.load_dataset(
+            builder,
+            data_files={s: str(release / f"{s}.{ext}") for s in splits},
+            cache_dir=str(tmp_path / f"hf-{builder}"),
+        )
+        assert {s: loaded[s].num_rows for s in splits} == {s: rows[f"{s}.{ext}"] for s in splits}
+    readers = {
+        "csv": lambda p: pd.read_csv(p, keep_default_na=False, dtype=str),
+        "jsonl": lambda p: pd.read_json(p, lines=True, dtype=False),
+        "parquet": pd.read_parquet,
+    }
+    for ext, read in readers.items():
+        for split in splits:
+            assert len(read(release / f"{split}.{ext}")) == rows[f"{split}.{ext}"]
+
+    again = tmp_path / "elsewhere"
+    with pytest.raises(CommandError, match=r"syllabusqa 2.0 is registered already as Release\(\d+\)"):
+        _export("--name", "syllabusqa", "--version", "2.0", "--out", str(again), "--corpus", "syllabusqa")
+    assert not again.exists()
+
+
+def test_export_release__missing_allow_file(tmp_path: Path) -> None:
+    with pytest.raises(
+        CommandError, match=r"--privacy-allow-file: privacy allow file .*absent\.txt: no such"
+    ):
+        _export(
+            "--name", "x", "--version", "1", "--out", str(tmp_path), "--corpus", "nope",
+            "--privacy-allow-file", str(tmp_path / "absent.txt"),
+        )  # fmt: skip

@@ -1,7 +1,13 @@
-"""``manage.py export_release``: build a versioned, immutable dataset release directory."""
+"""``manage.py export_release``: build a versioned, immutable dataset release directory and register it.
+
+The last output line is the JSON summary of :meth:`exports.release.ReleaseResult.to_dict` plus
+``release_id``, the catalogue row (:func:`exports.services.releases.register_release`) that pages and
+benchmark runs refer to.
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -9,10 +15,18 @@ from django.core.management.base import CommandError
 
 from annotation.management.commands._base import JsonCommand
 from annotation.models import Batch, Corpus
-from exports.dataset import card_inputs_for, original_assignment, pairs_for, records_for
+from exports.dataset import (
+    agreement_for,
+    card_inputs_for,
+    original_assignment,
+    pairs_for,
+    records_for,
+    suggestions_for,
+)
 from exports.factories import UnknownFormatError
-from exports.privacy import PrivacyError
+from exports.privacy import AllowFileError, PrivacyError, read_allow_file
 from exports.release import ReleaseError, build_release
+from exports.services.releases import register_release, registered_as
 from exports.splits import SplitError
 
 
@@ -67,8 +81,27 @@ class Command(JsonCommand):
             help="A reviewed value the privacy check may let through (repeatable), e.g. a "
             "department's public office e-mail.",
         )
+        parser.add_argument(
+            "--privacy-allow-file",
+            type=Path,
+            metavar="FILE",
+            help="A file of reviewed values for the privacy check, one per line ('#' comments and blank "
+            "lines ignored); merged with --privacy-allow.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        allow = list(options["privacy_allow"])
+        if options["privacy_allow_file"]:
+            try:
+                allow += read_allow_file(options["privacy_allow_file"])
+            except AllowFileError as exc:
+                raise CommandError(f"--privacy-allow-file: {exc}") from exc
+        taken = registered_as(options["name"], options["version"])
+        if taken is not None:
+            raise CommandError(
+                f"release {taken} is registered already as Release({taken.pk}) at {taken.path}; "
+                "releases are immutable, choose a new --version"
+            )
         corpus = batch = None
         if options["corpus"]:
             corpus = Corpus.objects.filter(name=options["corpus"]).first()
@@ -82,6 +115,10 @@ class Command(JsonCommand):
         pairs = list(pairs_for(corpus=None if batch else corpus, batch=batch))
         if not pairs:
             raise CommandError("nothing to export: the selection has no QA pair that is not rejected")
+        card_inputs = card_inputs_for(pairs, corpus)
+        agreement, note = agreement_for(options["name"])
+        if agreement:
+            card_inputs = replace(card_inputs, agreement=agreement, agreement_note=note)
         try:
             records = records_for(pairs)
             result = build_release(
@@ -94,15 +131,18 @@ class Command(JsonCommand):
                 seed=options["seed"],
                 sciq_mode=options["sciq_mode"],
                 previous_assignment=original_assignment(pairs) if options["use_original_splits"] else None,
-                card_inputs=card_inputs_for(pairs, corpus),
+                card_inputs=card_inputs,
                 source_batches=[batch.pk] if batch else [],
-                privacy_allow=options["privacy_allow"],
+                privacy_allow=allow,
+                suggestions=suggestions_for(pairs),
+                source=f"batch {batch.pk}" if batch else f"corpus {corpus.name}",
             )
+            release = register_release(result.path)
         except PrivacyError as exc:
             raise CommandError(f"release blocked by the privacy check: {exc}") from exc
         except (ReleaseError, SplitError, UnknownFormatError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
-        summary = result.to_dict()
+        summary = {**result.to_dict(), "release_id": release.pk}
         self.emit(
             summary,
             [f"Release written to {result.path}: " + ", ".join(f"{k} {v}" for k, v in result.counts.items())],

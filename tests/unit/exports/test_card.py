@@ -85,3 +85,20 @@ def test_write_card__writes_pngs_and_counts_worker_pseudonyms(make_qa, tmp_path)
     text = files[0].read_text(encoding="utf-8")
     assert "- workers: 3" in text
     assert "![lengths](plots/lengths.png)" in text
+
+
+def test_render_card__agreement_table_with_its_source_note(make_qa):
+    records = [make_qa(id=f"q{i}", syllabus_name=f"s{i % 6}") for i in range(30)]
+    by_split, summary = _by_split(records)
+    note = "Agreement of expert answers with the crowd's on 50 test items of release r 0.9 (benchmark run 4)."
+    text = render_card(
+        name="r",
+        version="1",
+        by_split=by_split,
+        split_summary=summary,
+        inputs=CardInputs(agreement={"rouge_l_f1": 0.41}, agreement_note=note),
+        version_counts={},
+        excluded={},
+    )
+    assert "| rouge_l_f1 | 0.410 |" in text
+    assert text.index(note) > text.index("| agreement | value |")

@@ -84,3 +84,34 @@ def test_scan_file__real_syllabusqa_finds_only_public_office_contacts(syllabusqa
             assert finding.column not in ("id", "syllabus_name"), finding.describe()
             found.add(finding.value)
     assert found == set(public_contacts)
+
+
+def test_read_allow_file__comments_blank_lines_inline_comments_and_duplicates(tmp_path):
+    from exports.privacy import read_allow_file
+
+    path = tmp_path / "allow.txt"
+    path.write_text(
+        "# reviewed public office contacts\n\n diversity@umass.edu \n413-545-5703  # disability services\n"
+        "diversity@umass.edu\n   # indented comment\n",
+        encoding="utf-8",
+    )
+    assert read_allow_file(path) == ["diversity@umass.edu", "413-545-5703"]
+
+
+def test_read_allow_file__missing_file_and_directory_name_the_path(tmp_path):
+    from exports.privacy import AllowFileError, read_allow_file
+
+    with pytest.raises(AllowFileError, match=r"allow file .*nope\.txt: no such file"):
+        read_allow_file(tmp_path / "nope.txt")
+    with pytest.raises(AllowFileError, match="is a directory"):
+        read_allow_file(tmp_path)
+
+
+def test_scan_file__nested_jsonl_values_are_scanned(tmp_path):
+    path = tmp_path / "suggestions_train.jsonl"
+    path.write_text(
+        '{"id": "q1", "distractors": [{"text": "mail jdoe1987@gmail.com", "origin": "worker"}]}\n',
+        encoding="utf-8",
+    )
+    findings = scan_file(path, root=tmp_path)
+    assert [(f.kind, f.line, f.column) for f in findings] == [("email", 1, "distractors")]
