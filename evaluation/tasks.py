@@ -8,6 +8,8 @@ from typing import Any
 
 from celery import shared_task
 
+from evaluation.services.runs import execute_run
+
 
 @shared_task(name="evaluation.tasks.gpu_environment", bind=True, acks_late=True)
 def gpu_environment(self: Any) -> dict[str, Any]:
@@ -30,3 +32,21 @@ def gpu_environment(self: Any) -> dict[str, Any]:
         "cuda_devices": torch.cuda.device_count() if cuda else 0,
         "threads": torch.get_num_threads(),
     }
+
+
+@shared_task(name="evaluation.tasks.gpu_run_benchmark", bind=True, acks_late=True)
+def gpu_run_benchmark(self: Any, run_id: int) -> dict[str, Any]:
+    """Execute one :class:`~evaluation.models.BenchmarkRun` (generation, fine-tuning, model metrics).
+
+    Thin: the service does the work and stores everything on the row. Progress goes to the row and to
+    the task state (``PROGRESS`` with stage/done/total). Safe to run twice: a done run is returned as it
+    is, and an interrupted SFT run reuses the adapter its first attempt finished. Failures are stored on
+    the run and not retried (they are bugs or bad input, not transient).
+    """
+
+    def notify(progress: dict[str, Any]) -> None:
+        if self.request.id and not self.request.is_eager:
+            self.update_state(state="PROGRESS", meta=progress)
+
+    run = execute_run(run_id, notify=notify)
+    return {"run": run.pk, "status": run.status, "metrics": run.metrics, "results_path": run.results_path}

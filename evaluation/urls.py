@@ -1,7 +1,13 @@
-"""Researcher pages of the evaluation app (mounted by config/urls.py)."""
+"""Researcher pages of the evaluation app (mounted at /benchmarks/ by config/urls.py)."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from evaluation import views
 
 app_name = "evaluation"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.ReleaseBenchmarksListView.as_view(), name="index"),
+    path("release/<int:pk>/", views.LeaderboardView.as_view(), name="leaderboard"),
+    path("run/<int:pk>/", views.BenchmarkRunDetailView.as_view(), name="run"),
+]

@@ -1,0 +1,145 @@
+"""Read one split of a release into :class:`~evaluation.schema.QAItem` objects, syllabus text attached.
+
+A SyllabusQA-style release has ``<split>.csv`` (the original 15 columns) and/or ``<split>.jsonl`` (span
+and step lists) at its root (exports/release.py). The release stores only the syllabus *name*; the text
+is looked up among imported documents, as ``run_qc`` does, so the syllabi must be imported first.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+from pathlib import Path
+from typing import Any, Optional
+
+from evaluation.schema import QAItem
+
+logger = logging.getLogger(__name__)
+
+SPLITS: tuple[str, ...] = ("train", "val", "test")
+MAX_STEPS = 5
+
+
+class BenchmarkInputError(ValueError):
+    """A release split cannot be turned into benchmark items (missing file, column or syllabus)."""
+
+
+def read_split_rows(release_dir: Path, split: str) -> list[dict[str, Any]]:
+    """Return the rows of ``split`` as dicts with ``reasoning_steps`` as a list.
+
+    Prefers ``<split>.csv`` (the original SyllabusQA schema) and falls back to ``<split>.jsonl``.
+
+    Args:
+        release_dir: the release directory.
+        split: ``train``, ``val`` or ``test``.
+
+    Returns:
+        One dict per row: id, syllabus_name, question_type, question, answer, reasoning_steps.
+
+    Raises:
+        BenchmarkInputError: unknown split, no file for it (e.g. an MCQ release), or a missing column
+            (names the file and the column).
+    """
+    if split not in SPLITS:
+        raise BenchmarkInputError(f"split '{split}': choose from {', '.join(SPLITS)}")
+    csv_path, jsonl_path = release_dir / f"{split}.csv", release_dir / f"{split}.jsonl"
+    required = ("id", "syllabus_name", "question_type", "question", "answer")
+    rows: list[dict[str, Any]] = []
+    if csv_path.is_file():
+        with csv_path.open(encoding="utf-8", newline="") as handle:
+            reader = csv.DictReader(handle)
+            missing = [c for c in required if c not in (reader.fieldnames or [])]
+            if missing:
+                raise BenchmarkInputError(f"{csv_path}: missing column(s) {', '.join(missing)}")
+            for row in reader:
+                steps = [row.get(f"reasoning_step_{i}") or "" for i in range(1, MAX_STEPS + 1)]
+                rows.append(
+                    {**{c: row[c] or "" for c in required}, "reasoning_steps": [s for s in steps if s]}
+                )
+        return rows
+    if jsonl_path.is_file():
+        with jsonl_path.open(encoding="utf-8") as handle:
+            for line_no, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    data = json.loads(line)
+                except json.JSONDecodeError as error:
+                    raise BenchmarkInputError(
+                        f"{jsonl_path} line {line_no}: not JSON ({error.msg})"
+                    ) from error
+                missing = [c for c in required if c not in data]
+                if missing:
+                    raise BenchmarkInputError(
+                        f"{jsonl_path} line {line_no}: missing field(s) {', '.join(missing)}"
+                    )
+                rows.append(
+                    {
+                        **{c: data[c] or "" for c in required},
+                        "reasoning_steps": [s for s in data.get("reasoning_steps") or [] if s],
+                    }
+                )
+        return rows
+    raise BenchmarkInputError(
+        f"{release_dir}: no {split}.csv or {split}.jsonl (benchmarks need a SyllabusQA-style QA release)"
+    )
+
+
+def rows_to_items(
+    rows: list[dict[str, Any]], documents: dict[str, str], limit: Optional[int] = None
+) -> list[QAItem]:
+    """Attach syllabus texts to rows and return the first ``limit`` items.
+
+    Args:
+        rows: output of :func:`read_split_rows`.
+        documents: syllabus name -> text.
+        limit: keep only the first N rows (None keeps all).
+
+    Returns:
+        The items, in file order.
+
+    Raises:
+        BenchmarkInputError: naming every syllabus of the kept rows that has no text.
+    """
+    kept = rows if limit is None else rows[:limit]
+    missing = sorted({r["syllabus_name"] for r in kept} - set(documents))
+    if missing:
+        raise BenchmarkInputError(
+            f"{len(missing)} syllabus(es) not imported: {', '.join(missing)} "
+            "(import them first, e.g. manage.py import_syllabusqa DIR)"
+        )
+    return [
+        QAItem(
+            id=r["id"],
+            question=r["question"],
+            answer=r["answer"],
+            question_type=r["question_type"] or None,
+            document_name=r["syllabus_name"],
+            document=documents[r["syllabus_name"]],
+            reasoning_steps=tuple(r["reasoning_steps"]),
+        )
+        for r in kept
+    ]
+
+
+def load_split_items(release_dir: Path, split: str, limit: Optional[int] = None) -> list[QAItem]:
+    """Read a release split and attach the imported syllabus texts (``annotation.Document`` by name).
+
+    When several corpora hold a document of the same name, the most recently imported one wins (a
+    warning names it).
+
+    Raises:
+        BenchmarkInputError: see :func:`read_split_rows` and :func:`rows_to_items`.
+    """
+    from annotation.models import Document
+
+    rows = read_split_rows(release_dir, split)
+    kept = rows if limit is None else rows[:limit]
+    names = {r["syllabus_name"] for r in kept}
+    documents: dict[str, str] = {}
+    for name, text in Document.objects.filter(name__in=names).order_by("pk").values_list("name", "text"):
+        if name in documents and documents[name] != text:
+            logger.warning("several imported documents are named %r; using the latest", name)
+        documents[name] = text
+    return rows_to_items(rows, documents, limit)

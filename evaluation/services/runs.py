@@ -1,0 +1,525 @@
+"""Benchmark runs: create a :class:`BenchmarkRun` for a release split, execute it, store what it measured.
+
+``prepare_run`` checks the request (release, split, syllabi, metrics, judge) before anything is queued,
+and returns an identical earlier run instead of a new one unless ``force`` is set, so asking twice never
+recomputes. ``execute_run`` is what the ``gpu_run_benchmark`` task and ``run_benchmark --sync`` call: it
+loads the items, fine-tunes first when an SFT run has no adapter, answers with
+:func:`evaluation.baselines.run_system`, scores with :mod:`evaluation.metrics` (plus the Fact-QA and
+LFQA judges when asked), writes the per-item JSON file and stores the figures on the row. A done run is
+never recomputed, so a redelivered task (acks_late) is harmless; an exception marks the run failed with
+its message and is re-raised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+from functools import partial
+from pathlib import Path
+from typing import Any, Optional
+
+from django.conf import settings
+from django.utils import timezone
+
+from evaluation import metrics as metrics_module
+from evaluation.baselines import SYSTEMS, SystemOptions, run_system
+from evaluation.factqa import JsonFileJudgeCache, fact_qa_item_scores
+from evaluation.llm import SMOLLM2_GGUF, HFCausalLMBackend, LLMBackend, OpenAIChatBackend
+from evaluation.models import BenchmarkRun
+from evaluation.prompting import PROMPT_DIR, load_template
+from evaluation.schema import Prediction, ProgressCallback, QAItem, answer_source
+from evaluation.services.items import SPLITS, BenchmarkInputError, load_split_items
+from exports.models import Release
+from exports.services.releases import register_release
+
+logger = logging.getLogger(__name__)
+
+#: Metric names the command accepts, in the order they are computed; aliases map onto them.
+METRICS: tuple[str, ...] = ("rouge_l", "bertscore", "fact_qa", "lfqa")
+METRIC_ALIASES: dict[str, str] = {
+    "rougel": "rouge_l",
+    "rouge_l": "rouge_l",
+    "rouge-l": "rouge_l",
+    "bertscore": "bertscore",
+    "factqa": "fact_qa",
+    "fact_qa": "fact_qa",
+    "fact-qa": "fact_qa",
+    "lfqa": "lfqa",
+}
+JUDGES: tuple[str, ...] = ("none", "openai", "local")
+LFQA_KEYS: tuple[str, ...] = ("coherence", "relevance", "factual_consistency", "accuracy")
+OPENAI_MODEL = "openai"  # --model openai: the LLM_API_BASE / LLM_MODEL endpoint generates the answers
+PROGRESS_SAVE_INTERVAL = 1.0  # seconds between progress writes to the run row
+
+ProgressNotifier = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What ``run_benchmark`` asks for.
+
+    Attributes:
+        release_dir: the release directory (registered on first use).
+        system: one of :data:`evaluation.baselines.SYSTEMS`.
+        split: ``train``, ``val`` or ``test``.
+        metrics: names or aliases from :data:`METRIC_ALIASES`.
+        model: a Hugging Face model directory, ``openai`` (the LLM_* endpoint) or None (SmolLM2).
+        limit: only the first N items of the split.
+        adapter: a LoRA adapter directory for ``sft``; None fine-tunes one on the train split first.
+        judge: ``none``, ``openai`` (LLM_* endpoint) or ``local`` (the default SmolLM2) for Fact-QA/LFQA.
+        max_new_tokens: generation budget per answer.
+        sft_overrides: SftConfig fields to change (e.g. ``{"max_steps": 5}``).
+    """
+
+    release_dir: Path
+    system: str
+    split: str = "test"
+    metrics: tuple[str, ...] = ("rouge_l", "bertscore")
+    model: Optional[str] = None
+    limit: Optional[int] = None
+    adapter: Optional[str] = None
+    judge: str = "none"
+    max_new_tokens: int = 256
+    sft_overrides: tuple[tuple[str, Any], ...] = ()
+
+
+def normalize_metrics(names: Sequence[str]) -> tuple[str, ...]:
+    """Map metric names and aliases onto :data:`METRICS`, deduplicated, in computing order.
+
+    Raises:
+        BenchmarkInputError: naming an unknown metric.
+    """
+    wanted = set()
+    for name in names:
+        key = name.strip().lower()
+        if not key:
+            continue
+        if key not in METRIC_ALIASES:
+            raise BenchmarkInputError(f"unknown metric '{name}'; choose from rougeL, bertscore, factqa, lfqa")
+        wanted.add(METRIC_ALIASES[key])
+    if not wanted:
+        raise BenchmarkInputError("no metric requested")
+    return tuple(m for m in METRICS if m in wanted)
+
+
+def benchmarks_dir() -> Path:
+    """Folder of run result files, adapters and judge caches (``<CROWDQA_VAR_DIR>/benchmarks``)."""
+    return Path(settings.VAR_DIR) / "benchmarks"
+
+
+def model_label(system: str, model: Optional[str]) -> str:
+    """The ``model_name`` stored on a run: '' for search, else the model directory or endpoint model."""
+    if system == "search":
+        return ""
+    if model == OPENAI_MODEL:
+        return f"openai:{os.environ.get('LLM_MODEL', '').strip()}"
+    return model or SMOLLM2_GGUF
+
+
+def prompt_names(system: str, metrics: Sequence[str]) -> list[str]:
+    """Names of the prompt templates (``evaluation/prompts``) a run uses, to store their texts."""
+    names: list[str] = []
+    if system in ("zero-shot", "rag", "sft"):
+        names += ["syllabus_system", "syllabus_answer_user"]
+    elif system == "cot":
+        names += ["syllabus_cot_system", "syllabus_cot_user"]
+    if system in ("rag", "cot", "sft"):
+        names += ["rag_context", "rag_snippet"]
+    if "fact_qa" in metrics:
+        names.append("factqa_judge")
+    if "lfqa" in metrics:
+        names += sorted(p.stem for p in PROMPT_DIR.glob("lfqa_judge*.txt"))
+    return names
+
+
+def _judge_label(judge: str) -> Optional[str]:
+    """The judge model a run's figures depend on (part of the reuse key): None, endpoint or SmolLM2."""
+    if judge == "none":
+        return None
+    return model_label("judge", OPENAI_MODEL if judge == "openai" else None)
+
+
+def _request_params(request: RunRequest, metrics: tuple[str, ...]) -> dict[str, Any]:
+    options = SystemOptions()
+    params: dict[str, Any] = {
+        "model": request.model,
+        "limit": request.limit,
+        "judge": request.judge,
+        "judge_model": _judge_label(request.judge),
+        "metrics": list(metrics),
+    }
+    if request.system != "search":
+        params["max_new_tokens"] = request.max_new_tokens
+        params["temperature"] = options.temperature
+    if request.system == "search":
+        params["chunk_size"], params["chunk_overlap"], params["k"] = (
+            options.search_chunk_size,
+            options.search_chunk_overlap,
+            1,
+        )
+    elif request.system != "zero-shot":
+        params["chunk_size"], params["chunk_overlap"], params["k"] = (
+            options.chunk_size,
+            options.chunk_overlap,
+            options.k,
+        )
+    if request.system == "sft":
+        params["adapter"] = str(Path(request.adapter).resolve()) if request.adapter else None
+        if not request.adapter:  # fine-tune first, from --model when given (SftConfig.base_model_dir)
+            base = {"base_model_dir": str(Path(request.model).resolve())} if request.model else {}
+            params["sft"] = {**dict(request.sft_overrides), **base}
+    return params
+
+
+def _validate(request: RunRequest, metrics: tuple[str, ...]) -> None:
+    if request.system not in SYSTEMS:
+        raise BenchmarkInputError(f"unknown system '{request.system}'; choose from {', '.join(SYSTEMS)}")
+    if request.split not in SPLITS:
+        raise BenchmarkInputError(f"unknown split '{request.split}'; choose from {', '.join(SPLITS)}")
+    if request.judge not in JUDGES:
+        raise BenchmarkInputError(f"unknown judge '{request.judge}'; choose from {', '.join(JUDGES)}")
+    judged = [m for m in metrics if m in ("fact_qa", "lfqa")]
+    if judged and request.judge == "none":
+        raise BenchmarkInputError(f"metric '{judged[0]}' needs a judge: pass --judge openai or --judge local")
+    if request.limit is not None and request.limit < 1:
+        raise BenchmarkInputError(f"--limit {request.limit}: must be at least 1")
+    if request.model and request.model != OPENAI_MODEL and not Path(request.model).is_dir():
+        raise BenchmarkInputError(f"--model {request.model}: not a model directory")
+    if request.system == "sft" and request.model == OPENAI_MODEL:
+        raise BenchmarkInputError(
+            "system 'sft' needs a local model (a LoRA adapter cannot run on an endpoint)"
+        )
+    if request.adapter and not Path(request.adapter).is_dir():
+        raise BenchmarkInputError(f"--adapter {request.adapter}: not a directory")
+    if request.adapter and request.system != "sft":
+        raise BenchmarkInputError(f"--adapter only applies to system 'sft', not '{request.system}'")
+    endpoint_needed = request.model == OPENAI_MODEL or request.judge == "openai"
+    if endpoint_needed and not (os.environ.get("LLM_API_BASE") and os.environ.get("LLM_MODEL")):
+        raise BenchmarkInputError("an OpenAI-compatible endpoint needs LLM_API_BASE and LLM_MODEL set")
+
+
+def find_identical_run(
+    release: Release, request: RunRequest, params: dict[str, Any]
+) -> Optional[BenchmarkRun]:
+    """Return the latest non-failed run with the same release, split, system, model and parameters.
+
+    JSON parameters are compared in Python, not in SQL: JSON equality differs between SQLite and
+    PostgreSQL, and the candidate list (one release, split and system) is short.
+    """
+    candidates = (
+        BenchmarkRun.objects.filter(
+            release=release,
+            split=request.split,
+            system=request.system,
+            model_name=model_label(request.system, request.model),
+        )
+        .exclude(status=BenchmarkRun.Status.FAILED)
+        .order_by("-pk")
+    )
+    for run in candidates:
+        if all(run.params.get(key) == value for key, value in params.items()):
+            return run
+    return None
+
+
+def prepare_run(request: RunRequest, *, force: bool = False) -> tuple[BenchmarkRun, bool]:
+    """Check a request and return (run, reused): an identical earlier run, or a new queued one.
+
+    The split file and every syllabus it names are checked here, so a bad request fails before a job
+    is queued and leaves no run behind.
+
+    Args:
+        request: what to run.
+        force: always create a new run.
+
+    Returns:
+        The run and whether it is an earlier identical one (done, queued or running).
+
+    Raises:
+        BenchmarkInputError: a bad system, split, metric, judge, model, adapter or limit, or syllabi
+            that are not imported (named).
+        exports.release.ReleaseError: the directory is not a release, or its manifest changed.
+    """
+    metrics = normalize_metrics(request.metrics)
+    _validate(request, metrics)
+    if request.model and request.model != OPENAI_MODEL:  # one spelling per model directory, for reuse
+        request = replace(request, model=str(Path(request.model).resolve()))
+    release = register_release(request.release_dir)
+    load_split_items(Path(release.path), request.split, request.limit)  # fails early, naming syllabi
+    params = _request_params(request, metrics)
+    if not force:
+        existing = find_identical_run(release, request, params)
+        if existing is not None:
+            logger.info("BenchmarkRun(%s) reused (%s)", existing.pk, existing.status)
+            return existing, True
+    run = BenchmarkRun.objects.create(
+        release=release,
+        split=request.split,
+        system=request.system,
+        model_name=model_label(request.system, request.model),
+        params=params,
+        prompts={name: load_template(name) for name in prompt_names(request.system, metrics)},
+        metrics_requested=list(metrics),
+    )
+    logger.info("BenchmarkRun(%s) created: %s on %s %s", run.pk, run.system, release, run.split)
+    return run, False
+
+
+class ProgressRecorder:
+    """Keeps ``run.progress`` current (at most one write per second) and forwards it to a notifier."""
+
+    def __init__(self, run: BenchmarkRun, notify: Optional[ProgressNotifier] = None) -> None:
+        self.run = run
+        self.notify = notify
+        self._last_save = 0.0
+
+    def stage(self, name: str) -> ProgressCallback:
+        """Return a ``progress(done, total)`` callback for one stage."""
+        return partial(self.report, name)
+
+    def report(self, stage: str, done: int, total: int) -> None:
+        """Record progress; writes when a stage ends or a second has passed since the last write."""
+        self.run.progress = {"stage": stage, "done": done, "total": total}
+        now = time.monotonic()
+        if done >= total or now - self._last_save >= PROGRESS_SAVE_INTERVAL:
+            self._last_save = now
+            self.run.save(update_fields=["progress"])
+        if self.notify is not None:
+            self.notify({"run": self.run.pk, **self.run.progress})
+
+
+def _generation_backend(run: BenchmarkRun, adapter_dir: Optional[str]) -> Optional[LLMBackend]:
+    if run.system == "search":
+        return None
+    model = run.params.get("model")
+    if model == OPENAI_MODEL:
+        return OpenAIChatBackend.from_env()
+    return HFCausalLMBackend(
+        model_dir=model or None, adapter_dir=adapter_dir if run.system == "sft" else None
+    )
+
+
+def _judge_backend(run: BenchmarkRun, generator: Optional[LLMBackend]) -> Optional[LLMBackend]:
+    judge = run.params.get("judge", "none")
+    if judge == "openai":
+        return OpenAIChatBackend.from_env()
+    if judge == "local":
+        # The default SmolLM2 without an adapter: share the generator's loaded weights when it is that.
+        if isinstance(generator, HFCausalLMBackend) and generator.name == f"hf:{SMOLLM2_GGUF}":
+            return generator
+        return HFCausalLMBackend()
+    return None
+
+
+def _judge_cache(backend: LLMBackend) -> JsonFileJudgeCache:
+    digest = hashlib.sha256(backend.name.encode("utf-8")).hexdigest()[:16]
+    return JsonFileJudgeCache(benchmarks_dir() / "judge-cache" / f"{digest}.json")
+
+
+def _finite(value: float) -> Optional[float]:
+    """A float for a JSON column: NaN/inf become None (PostgreSQL's jsonb rejects NaN)."""
+    return value if math.isfinite(value) else None
+
+
+def _adapter_for(run: BenchmarkRun, recorder: ProgressRecorder, timings: dict[str, float]) -> Optional[str]:
+    """The LoRA adapter of an SFT run: the one given, one trained by an earlier attempt, or a new one."""
+    if run.system != "sft":
+        return None
+    if run.params.get("adapter"):
+        return run.params["adapter"]
+    previous = run.params.get("sft_result") or {}
+    if previous.get("adapter_dir") and Path(previous["adapter_dir"]).is_dir():
+        timings["finetune"] = previous.get("seconds", 0.0)
+        return previous["adapter_dir"]
+    from evaluation.sft import SftConfig, finetune_lora  # another module; imported only when needed
+
+    config = SftConfig(**(run.params.get("sft") or {}))
+    train_items = load_split_items(Path(run.release.path), "train")
+    out_dir = benchmarks_dir() / "adapters" / f"run-{run.pk}"
+    result = finetune_lora(train_items, out_dir, config, progress=recorder.stage("finetune"))
+    run.params = {
+        **run.params,
+        "sft_config": asdict(config),
+        "sft_result": {
+            "adapter_dir": str(result.adapter_dir),
+            "steps": result.steps,
+            "train_loss": _finite(result.train_loss),
+            "seconds": result.seconds,
+            "base_model": result.base_model,
+            "n_train": result.n_train,
+            "first_loss": _finite(result.first_loss),
+            "last_loss": _finite(result.last_loss),
+        },
+    }
+    run.save(update_fields=["params"])
+    timings["finetune"] = result.seconds
+    return str(result.adapter_dir)
+
+
+def _lfqa_scores(
+    items: Sequence[QAItem],
+    predictions: Sequence[Prediction],
+    backend: LLMBackend,
+    recorder: ProgressRecorder,
+) -> dict[str, list[Optional[float]]]:
+    from evaluation.lfqa import judge_item_scores  # another module; imported only when asked for
+
+    rows = judge_item_scores(
+        items, predictions, backend, cache=_judge_cache(backend), progress=recorder.stage("lfqa")
+    )
+    return {f"lfqa_{key}": [row.get(key) for row in rows] for key in LFQA_KEYS}
+
+
+def split_aggregate(aggregated: dict[str, Any], metric_keys: Sequence[str]) -> tuple[dict, dict]:
+    """Split :func:`evaluation.metrics.aggregate`'s flat dict into (overall, stratified) for the row.
+
+    Returns:
+        ``({"n": .., metric: ..}, {"question_type": {type: {"n": .., metric: ..}}, "answer_source": ...})``.
+    """
+    overall = {"n": aggregated["n"], **{key: aggregated.get(key) for key in metric_keys}}
+    stratified: dict[str, dict[str, dict[str, Any]]] = {}
+    for label, suffix in (("question_type", "type"), ("answer_source", "source")):
+        groups: dict[str, dict[str, Any]] = {
+            group: {"n": n} for group, n in aggregated.get(f"n_per_{suffix}", {}).items()
+        }
+        for key in metric_keys:
+            for group, value in aggregated.get(f"{key}_per_{suffix}", {}).items():
+                groups.setdefault(group, {})[key] = value
+        stratified[label] = groups
+    return overall, stratified
+
+
+def _write_json_atomic(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, ensure_ascii=False, indent=1, default=str)
+    os.replace(tmp, path)
+
+
+def _results_document(
+    run: BenchmarkRun,
+    items: Sequence[QAItem],
+    predictions: Sequence[Prediction],
+    item_scores: dict[str, list[Optional[float]]],
+) -> dict[str, Any]:
+    by_id = {p.id: p for p in predictions}
+    return {
+        "run": run.pk,
+        "release": {"name": run.release.name, "version": run.release.version, "path": run.release.path},
+        "split": run.split,
+        "system": run.system,
+        "model": run.model_name,
+        "params": run.params,
+        "metrics": run.metrics,
+        "stratified": run.stratified,
+        "timings": run.timings,
+        "items": [
+            {
+                "id": item.id,
+                "syllabus_name": item.document_name,
+                "question_type": item.question_type,
+                "answer_source": answer_source(item.question_type),
+                "question": item.question,
+                "reference": item.answer,
+                "prediction": by_id[item.id].to_dict(),
+                "scores": {key: values[index] for key, values in item_scores.items()},
+            }
+            for index, item in enumerate(items)
+        ],
+    }
+
+
+def execute_run(run_id: int, notify: Optional[ProgressNotifier] = None) -> BenchmarkRun:
+    """Run a benchmark and store its figures; a done run is returned as it is (safe to call twice).
+
+    Args:
+        run_id: the :class:`BenchmarkRun` to execute.
+        notify: called with ``{"run", "stage", "done", "total"}`` on progress (the task's update_state).
+
+    Returns:
+        The run, done.
+
+    Raises:
+        Exception: whatever failed, after the run was marked failed with the message.
+    """
+    run = BenchmarkRun.objects.select_related("release").get(pk=run_id)
+    if run.status == BenchmarkRun.Status.DONE:
+        logger.info("BenchmarkRun(%s) is done already; not recomputed", run.pk)
+        return run
+    run.status, run.started, run.finished, run.error = BenchmarkRun.Status.RUNNING, timezone.now(), None, ""
+    run.save(update_fields=["status", "started", "finished", "error"])
+    recorder = ProgressRecorder(run, notify)
+    timings: dict[str, float] = {}
+    begin = time.perf_counter()
+    stage = "load"
+    try:
+        metrics = tuple(run.metrics_requested)
+        clock = time.perf_counter()
+        items = load_split_items(Path(run.release.path), run.split, run.params.get("limit"))
+        timings["load"] = time.perf_counter() - clock
+        stage = "finetune"
+        adapter_dir = _adapter_for(run, recorder, timings)
+        stage = "generate"
+        generator = _generation_backend(run, adapter_dir)
+        options = SystemOptions(
+            backend=generator,
+            adapter_dir=adapter_dir,
+            max_new_tokens=int(run.params.get("max_new_tokens", SystemOptions.max_new_tokens)),
+        )
+        clock = time.perf_counter()
+        predictions = run_system(run.system, items, options, progress=recorder.stage("generate"))
+        timings["generate"] = time.perf_counter() - clock
+        stage = "score"
+        judge = _judge_backend(run, generator)
+        scorer = None
+        if "fact_qa" in metrics:
+            assert judge is not None  # prepare_run refuses judged metrics without a judge
+            scorer = partial(
+                fact_qa_item_scores,
+                backend=judge,
+                cache=_judge_cache(judge),
+                progress=recorder.stage("fact_qa"),
+            )
+        clock = time.perf_counter()
+        item_scores = metrics_module.score_items(
+            predictions,
+            items,
+            [m for m in metrics if m in metrics_module.METRIC_NAMES],
+            fact_qa_scorer=scorer,
+            progress=recorder.stage("score"),
+        )
+        timings["score"] = time.perf_counter() - clock
+        if "lfqa" in metrics:
+            assert judge is not None
+            stage, clock = "lfqa", time.perf_counter()
+            item_scores.update(_lfqa_scores(items, predictions, judge, recorder))
+            timings["lfqa"] = time.perf_counter() - clock
+        run.metrics, run.stratified = split_aggregate(
+            metrics_module.aggregate(item_scores, items), list(item_scores)
+        )
+        run.n_items = len(items)
+        timings["total"] = time.perf_counter() - begin
+        run.timings = {key: round(value, 3) for key, value in timings.items()}
+        path = benchmarks_dir() / f"{run.pk}.json"
+        _write_json_atomic(path, _results_document(run, items, predictions, item_scores))
+        run.results_path = str(path)
+        run.status, run.finished = BenchmarkRun.Status.DONE, timezone.now()
+        run.save()
+    except Exception as error:
+        run.status, run.finished = BenchmarkRun.Status.FAILED, timezone.now()
+        model = f" with model {run.model_name}" if run.model_name and stage == "generate" else ""
+        run.error = f"stage '{stage}'{model}: {type(error).__name__}: {error}"
+        run.timings = {key: round(value, 3) for key, value in timings.items()}
+        run.save(update_fields=["status", "finished", "error", "timings"])
+        logger.exception("BenchmarkRun(%s) failed", run.pk)
+        raise
+    logger.info("BenchmarkRun(%s) done: %s", run.pk, run.metrics)
+    return run

@@ -1,0 +1,177 @@
+"""run_benchmark on a small real SyllabusQA release: stored figures, reuse, failures, the queue path."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from evaluation import metrics
+from evaluation.baselines import run_system
+from evaluation.models import BenchmarkRun
+from evaluation.services.items import load_split_items
+
+pytestmark = pytest.mark.django_db
+
+
+def _run(*args: str) -> tuple[dict, str]:
+    out = StringIO()
+    call_command("run_benchmark", *args, stdout=out)
+    text = out.getvalue()
+    return json.loads(text.strip().splitlines()[-1]), text
+
+
+def test_run_benchmark__search_sync_stores_the_metrics_of_evaluation_metrics(small_release: Path) -> None:
+    summary, text = _run(
+        "--release",
+        str(small_release),
+        "--system",
+        "search",
+        "--limit",
+        "12",
+        "--sync",
+        "--metrics",
+        "rougeL",
+    )
+    run = BenchmarkRun.objects.get(pk=summary["run"])
+    assert summary["status"] == run.status == "done" and not summary["reused"]
+    items = load_split_items(small_release, "test", 12)
+    expected = metrics.score(run_system("search", items), items, ("rouge_l",))
+    assert run.n_items == 12
+    assert run.metrics == {"n": 12, "rouge_l_f1": pytest.approx(expected["rouge_l_f1"])}
+    for qtype, value in expected["rouge_l_f1_per_type"].items():
+        assert run.stratified["question_type"][qtype]["rouge_l_f1"] == pytest.approx(value)
+    results = json.loads(Path(run.results_path).read_text(encoding="utf-8"))
+    assert [item["id"] for item in results["items"]] == [item.id for item in items]
+    assert results["items"][0]["scores"]["rouge_l_f1"] == pytest.approx(
+        expected["items"][items[0].id]["rouge_l_f1"]
+    )
+    assert "overall" in text and run.params["chunk_size"] == 200 and run.params["chunk_overlap"] == 50
+
+    again, text = _run(
+        "--release",
+        str(small_release),
+        "--system",
+        "search",
+        "--limit",
+        "12",
+        "--sync",
+        "--metrics",
+        "rougeL",
+    )
+    assert again["run"] == run.pk and again["reused"] and "reused" in text
+    forced, _ = _run(
+        "--release",
+        str(small_release),
+        "--system",
+        "search",
+        "--limit",
+        "12",
+        "--sync",
+        "--metrics",
+        "rougeL",
+        "--force",
+    )
+    assert forced["run"] != run.pk and forced["metrics"] == summary["metrics"]
+
+
+def test_run_benchmark__model_that_cannot_load_is_stored_as_failed(
+    small_release: Path, tmp_path: Path
+) -> None:
+    empty = tmp_path / "not-a-model"
+    empty.mkdir()
+    args = ["--release", str(small_release), "--system", "zero-shot", "--model", str(empty), "--limit", "2"]
+    out = StringIO()
+    with pytest.raises(CommandError, match=r"BenchmarkRun\(\d+\) failed"):
+        call_command("run_benchmark", *args, "--sync", "--metrics", "rougeL", stdout=out)
+    summary = json.loads(out.getvalue().strip().splitlines()[-1])
+    run = BenchmarkRun.objects.get(pk=summary["run"])
+    assert run.status == summary["status"] == "failed"
+    assert "not-a-model" in run.error and run.error == summary["error"]
+    assert run.finished is not None and not run.results_path
+    assert run.prompts["syllabus_system"].strip()
+    # A failed run is never reused: asking again makes a new run.
+    with pytest.raises(CommandError):
+        call_command("run_benchmark", *args, "--sync", "--metrics", "rougeL", stdout=StringIO())
+    assert BenchmarkRun.objects.filter(status="failed").count() == 2
+
+
+def test_run_benchmark__missing_syllabus_is_named_and_no_run_is_created(small_release: Path) -> None:
+    from annotation.models import Document
+
+    Document.objects.filter(name="L0").update(name="L0 (renamed)")  # as if it had never been imported
+    with pytest.raises(CommandError, match=r"not imported: L0 "):
+        _run("--release", str(small_release), "--system", "search", "--sync")
+    assert not BenchmarkRun.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--metrics", "bleu"], "unknown metric 'bleu'"),
+        (["--metrics", "factqa"], "needs a judge"),
+        (["--adapter", "/nonexistent-adapter"], "not a directory"),
+    ],
+)
+def test_run_benchmark__bad_options_are_refused(small_release: Path, extra: list[str], message: str) -> None:
+    with pytest.raises(CommandError, match=message):
+        _run("--release", str(small_release), "--system", "search", "--sync", *extra)
+    assert not BenchmarkRun.objects.exists()
+
+
+def test_run_benchmark__without_sync_queues_the_gpu_task(small_release: Path, monkeypatch) -> None:
+    from evaluation import tasks
+
+    sent: list[int] = []
+
+    class FakeResult:
+        id = "task-1"
+
+    monkeypatch.setattr(tasks.gpu_run_benchmark, "delay", lambda run_id: sent.append(run_id) or FakeResult())
+    summary, text = _run("--release", str(small_release), "--system", "search", "--limit", "3")
+    run = BenchmarkRun.objects.get(pk=summary["run"])
+    assert sent == [run.pk] and run.status == "queued" and run.task_id == summary["task"] == "task-1"
+    assert f"/benchmarks/run/{run.pk}/" in text
+    # The task itself (as a worker would call it) finishes the run; a second delivery changes nothing.
+    result = tasks.gpu_run_benchmark.apply(args=[run.pk]).get()
+    run.refresh_from_db()
+    assert result["status"] == run.status == "done" and run.n_items == 3
+    finished = run.finished
+    tasks.gpu_run_benchmark.apply(args=[run.pk]).get()
+    run.refresh_from_db()
+    assert run.finished == finished
+
+
+def test_run_benchmark__factqa_with_an_endpoint_judge_is_stored_and_cached(
+    small_release: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evaluation.factqa import fact_qa_item_scores
+    from evaluation.llm import OpenAIChatBackend
+    from tests.fakes.fake_openai_server import FakeOpenAIServer, Reply
+
+    with FakeOpenAIServer([Reply(text="Claims: ...\nScore: 1/2")]) as server:
+        monkeypatch.setenv("LLM_API_BASE", server.api_base)
+        monkeypatch.setenv("LLM_MODEL", "fake-judge")
+        args = ["--release", str(small_release), "--system", "search", "--limit", "6", "--sync"]
+        summary, text = _run(*args, "--metrics", "rougeL,factqa", "--judge", "openai")
+        calls = len(server.requests)
+        assert calls > 0
+        items = load_split_items(small_release, "test", 6)
+        expected = fact_qa_item_scores(
+            [i.question for i in items],
+            [p.answer for p in run_system("search", items)],
+            [i.answer for i in items],
+            backend=OpenAIChatBackend(server.api_base, "fake-judge"),
+        )
+        run = BenchmarkRun.objects.get(pk=summary["run"])
+        for key in ("fact_qa_p", "fact_qa_r", "fact_qa_f"):
+            values = [v for v in expected[key] if v is not None]
+            assert run.metrics[key] == pytest.approx(sum(values) / len(values))
+        assert run.params["judge_model"] == "openai:fake-judge" and "factqa_judge" in run.prompts
+        assert "fact_qa_f" in text
+        before = len(server.requests)
+        _run(*args, "--metrics", "rougeL,factqa", "--judge", "openai", "--force")
+        assert len(server.requests) == before  # every judge reply came from the run's cache
