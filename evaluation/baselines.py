@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from evaluation.chunking import RAG_CHUNK_OVERLAP, RAG_CHUNK_SIZE, SEARCH_CHUNK_OVERLAP, SEARCH_CHUNK_SIZE
-from evaluation.llm import HFCausalLMBackend, LLMBackend
+from evaluation.llm import ChatMessage, HFCausalLMBackend, LLMBackend
 from evaluation.prompting import syllabus_messages
 from evaluation.retrieval import ChunkIndex
 from evaluation.schema import QUESTION_TYPES, Prediction, ProgressCallback, QAItem
@@ -52,6 +52,53 @@ class SystemOptions:
     adapter_dir: Optional[str] = None
     max_new_tokens: int = 256
     temperature: float = 0.0
+
+
+class SnippetRetriever:
+    """The top-k BM25 chunks of an item's syllabus, with one index per syllabus built once.
+
+    Shared by :func:`run_system` and the SFT training data (``evaluation.sft_data``) so that fine-tuning
+    sees exactly the snippets generation will see.
+    """
+
+    def __init__(self, chunk_size: int, chunk_overlap: int, k: int) -> None:
+        """Set the chunking and how many chunks to return per question.
+
+        Args:
+            chunk_size: chunk length in characters.
+            chunk_overlap: characters shared by adjacent chunks.
+            k: chunks per question, best first.
+        """
+        self.chunk_size = chunk_size
+        self.chunk_overlap = chunk_overlap
+        self.k = k
+        self._indexes: dict[str, ChunkIndex] = {}
+
+    def __call__(self, item: QAItem) -> tuple[str, ...]:
+        """Return the texts of the ``k`` best chunks of ``item.document`` for ``item.question``.
+
+        Raises:
+            ValueError: the document yields no chunk (empty text).
+        """
+        key = item.document_name or f"item:{item.id}"  # one index per syllabus, built once
+        index = self._indexes.get(key)
+        if index is None:
+            index = self._indexes[key] = ChunkIndex(item.document or "", self.chunk_size, self.chunk_overlap)
+        return tuple(chunk.text for chunk in index.search(item.question, self.k))
+
+
+def system_messages(system_name: str, question: str, snippets: Sequence[str]) -> list[ChatMessage]:
+    """Return the prompt a generating system sends for one question (J.2 for ``cot``, else J.1).
+
+    Args:
+        system_name: one of :data:`SYSTEMS` other than ``search``.
+        question: the student's question.
+        snippets: retrieved chunks, best first (empty for ``zero-shot``).
+
+    Returns:
+        The system and user messages.
+    """
+    return syllabus_messages(question, snippets, cot=system_name == "cot")
 
 
 def run_system(
@@ -92,23 +139,17 @@ def run_system(
         size, overlap, k = options.search_chunk_size, options.search_chunk_overlap, 1
     else:
         size, overlap, k = options.chunk_size, options.chunk_overlap, options.k
-    indexes: dict[str, ChunkIndex] = {}
+    retriever = SnippetRetriever(size, overlap, k)
     predictions: list[Prediction] = []
     for done, item in enumerate(items, start=1):
-        snippets: tuple[str, ...] = ()
-        if needs_document:
-            key = item.document_name or f"item:{item.id}"  # one index per syllabus, built once
-            index = indexes.get(key)
-            if index is None:
-                index = indexes[key] = ChunkIndex(item.document or "", size, overlap)
-            snippets = tuple(chunk.text for chunk in index.search(item.question, k))
+        snippets: tuple[str, ...] = retriever(item) if needs_document else ()
         if system_name == "search":
             predictions.append(Prediction(id=item.id, answer=snippets[0], context=snippets, raw=snippets[0]))
         else:
             assert backend is not None
             cot = system_name == "cot"
             raw = backend.chat(
-                syllabus_messages(item.question, snippets, cot=cot),
+                system_messages(system_name, item.question, snippets),
                 max_new_tokens=options.max_new_tokens,
                 temperature=options.temperature,
             )

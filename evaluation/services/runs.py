@@ -301,6 +301,11 @@ def _generation_backend(run: BenchmarkRun, adapter_dir: Optional[str]) -> Option
     model = run.params.get("model")
     if model == OPENAI_MODEL:
         return OpenAIChatBackend.from_env()
+    if run.system == "sft" and adapter_dir:
+        from evaluation.sft import SFT_JSON, sft_backend
+
+        if (Path(adapter_dir) / SFT_JSON).is_file():  # written by finetune_lora: it names its base model
+            return sft_backend(Path(adapter_dir))
     return HFCausalLMBackend(
         model_dir=model or None, adapter_dir=adapter_dir if run.system == "sft" else None
     )
