@@ -175,3 +175,46 @@ def test_run_benchmark__factqa_with_an_endpoint_judge_is_stored_and_cached(
         before = len(server.requests)
         _run(*args, "--metrics", "rougeL,factqa", "--judge", "openai", "--force")
         assert len(server.requests) == before  # every judge reply came from the run's cache
+
+
+def test_run_benchmark__sft_job_fine_tunes_on_train_and_scores_its_generations(
+    small_release: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SFT baseline as a gpu-queue job on CPU: a LoRA fine-tune of the default small model on the
+    release's real train split (a few steps), then its generations on test, scored end to end."""
+    from evaluation import tasks
+
+    class FakeResult:
+        id = "task-sft"
+
+    monkeypatch.setattr(tasks.gpu_run_benchmark, "delay", lambda run_id: FakeResult())
+    summary, _ = _run(
+        "--release",
+        str(small_release),
+        "--system",
+        "sft",
+        "--limit",
+        "2",
+        "--sft-steps",
+        "2",
+        "--sft-train-items",
+        "4",
+        "--max-new-tokens",
+        "12",
+        "--metrics",
+        "rougeL",
+    )
+    run = BenchmarkRun.objects.get(pk=summary["run"])
+    assert run.status == "queued"
+    result = tasks.gpu_run_benchmark.apply(args=[run.pk]).get()  # what the gpu worker runs
+    run.refresh_from_db()
+    assert result["status"] == run.status == "done", run.error
+    trained = run.params["sft_result"]
+    assert trained["steps"] == 2 and (Path(trained["adapter_dir"]) / "adapter_model.safetensors").is_file()
+    saved = json.loads(Path(run.results_path).read_text(encoding="utf-8"))
+    answers = [item["prediction"]["answer"] for item in saved["items"]]
+    references = [item["reference"] for item in saved["items"]]
+    assert references == [item.answer for item in load_split_items(small_release, "test", 2)]
+    assert len(answers) == 2 and all(isinstance(a, str) for a in answers)
+    expected = sum(metrics.rouge_l_f1(answers, references)) / 2
+    assert run.metrics["rouge_l_f1"] == pytest.approx(expected)
