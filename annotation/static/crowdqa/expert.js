@@ -1,4 +1,4 @@
-// crowdqa expert answer HIT: the syllabus viewer (pages, text/PDF) and "type first, then answer": the
+// crowdqa expert answer HIT: on the shared syllabus viewer (doc_viewer.js), "type first, then answer": the
 // answer box stays disabled until a question type is chosen (SyllabusQA 2.3). The server checks the
 // same rules (annotation/hits/expert_answer.py). Autosave is hit.js's. Text is set with .value only.
 (function () {
@@ -11,56 +11,7 @@
 
   var fieldset = form.querySelector("fieldset.task-fields");
   var readOnly = !!(fieldset && fieldset.disabled);
-  var textView = document.getElementById("text-view");
-  var pdfView = document.getElementById("pdf-view");
-  var pageInput = document.getElementById("page-input");
-  var nPages = textView.querySelectorAll(".doc-page").length;
-  var currentPage = 1, mode = "text";
-
-  // ---- layout: both columns scroll inside the viewport (syllabus.css reads --syl-top) ----------
-  function fit() {
-    var top = layout.getBoundingClientRect().top + window.scrollY;
-    layout.style.setProperty("--syl-top", Math.max(0, top) + "px");
-  }
-  fit(); window.addEventListener("resize", fit);
-
-  // ---- pages ----------------------------------------------------------------------------------
-  function showPage(n) {
-    n = Math.max(1, Math.min(nPages, n || 1));
-    currentPage = n;
-    pageInput.value = n;
-    if (mode === "pdf" && pdfView) {
-      pdfView.querySelectorAll(".pdf-page").forEach(function (img) {
-        var on = +img.dataset.page === n;
-        if (on && !img.getAttribute("src")) img.setAttribute("src", img.dataset.src);
-        img.hidden = !on;
-      });
-    } else {
-      var section = document.getElementById("doc-page-" + n);
-      if (section) textView.scrollTop = section.offsetTop;
-    }
-  }
-  textView.addEventListener("scroll", function () {
-    var top = textView.scrollTop + 40, n = 1;
-    textView.querySelectorAll(".doc-page").forEach(function (s) { if (s.offsetTop <= top) n = +s.dataset.page; });
-    if (n !== currentPage) { currentPage = n; pageInput.value = n; }
-  });
-  document.getElementById("page-prev").addEventListener("click", function () { showPage(currentPage - 1); });
-  document.getElementById("page-next").addEventListener("click", function () { showPage(currentPage + 1); });
-  pageInput.addEventListener("change", function () { showPage(parseInt(pageInput.value, 10)); });
-  pageInput.addEventListener("keydown", function (e) { if (e.key === "Enter") { e.preventDefault(); showPage(parseInt(pageInput.value, 10)); } });
-  function setMode(m) {
-    if (!pdfView) m = "text";
-    mode = m;
-    document.getElementById("tab-text").setAttribute("aria-selected", String(m === "text"));
-    var tPdf = document.getElementById("tab-pdf");
-    if (tPdf) tPdf.setAttribute("aria-selected", String(m === "pdf"));
-    textView.hidden = m !== "text";
-    if (pdfView) pdfView.hidden = m !== "pdf";
-    showPage(currentPage);
-  }
-  document.getElementById("tab-text").addEventListener("click", function () { setMode("text"); });
-  if (document.getElementById("tab-pdf")) document.getElementById("tab-pdf").addEventListener("click", function () { setMode("pdf"); });
+  window.crowdqaDocViewer(layout);
 
   // ---- type first, then the answer ------------------------------------------------------------
   var answer = form.elements.answer;

@@ -1,4 +1,4 @@
-// crowdqa Syllabus HIT: syllabus viewer (pages, text/PDF, search), text selection -> answer spans with
+// crowdqa Syllabus HIT: on the shared viewer (doc_viewer.js), search, text selection -> answer spans with
 // exact character offsets into Document.text, one-card-at-a-time QA cards, and client-side checks that
 // mirror the server's (annotation/hits/syllabus_qa.py + filters/qc_syllabusqa.py). Autosave is hit.js's:
 // after changing hidden inputs we dispatch "crowdqa:changed" on the form. Worker text is only ever put
@@ -14,17 +14,14 @@
   var fieldset = form.querySelector("fieldset.task-fields");
   var readOnly = !!(fieldset && fieldset.disabled);
   var textView = document.getElementById("text-view");
-  var pdfView = document.getElementById("pdf-view");
-  var pageInput = document.getElementById("page-input");
   var statusEl = document.getElementById("viewer-status");
   var floatAdd = document.getElementById("float-add");
   var cards = Array.prototype.slice.call(form.querySelectorAll(".qa-card"));
   var stepBtns = Array.prototype.slice.call(form.querySelectorAll(".step-btn"));
   var pageEls = Array.prototype.slice.call(textView.querySelectorAll(".page-text"));
-  var nPages = pageEls.length;
   var storeKey = "crowdqa-syllabus:" + (form.dataset.draftUrl || location.pathname);
   var minWords = parseInt(form.dataset.minQuestionWords || "3", 10);
-  var current = 0, currentPage = 1, mode = "text", attempted = false;
+  var current = 0, attempted = false;
 
   function changed() { form.dispatchEvent(new Event("crowdqa:changed")); }
   function say(text) { if (statusEl) { statusEl.textContent = ""; statusEl.textContent = text; } toast(text); }
@@ -35,12 +32,9 @@
     clearTimeout(toastTimer); toastTimer = setTimeout(function () { toastEl.classList.remove("show"); }, 2600);
   }
 
-  // ---- layout: both columns scroll inside the viewport --------------------------------------
-  function fit() {
-    var top = layout.getBoundingClientRect().top + window.scrollY;
-    layout.style.setProperty("--syl-top", Math.max(0, top) + "px");
-  }
-  fit(); window.addEventListener("resize", fit);
+  // ---- the viewer (doc_viewer.js): pages, text/PDF tabs ----------------------------------------
+  var viewer = window.crowdqaDocViewer(layout, { onPage: function () { remember(); }, onScroll: function () { placeFloat(); } });
+  var showPage = viewer.showPage;
 
   // ---- offsets: page texts are document.text[start:end]; JS strings count UTF-16 units ---------
   // Python offsets count code points; convert when a page holds astral characters.
@@ -106,61 +100,6 @@
     return { text: text, start: toDoc(ai, as), end: toDoc(bi, be), page: pages[ai].page };
   }
 
-  // ---- pages: text view scrolls to a page; PDF view shows one page image -----------------------
-  function showPage(n, scroll) {
-    n = Math.max(1, Math.min(nPages, n || 1));
-    currentPage = n;
-    pageInput.value = n;
-    if (mode === "pdf" && pdfView) {
-      pdfView.querySelectorAll(".pdf-page").forEach(function (img) {
-        var on = +img.dataset.page === n;
-        if (on && !img.getAttribute("src")) img.setAttribute("src", img.dataset.src);
-        img.hidden = !on;
-      });
-    } else if (scroll !== false) {
-      var section = document.getElementById("doc-page-" + n);
-      if (section) textView.scrollTop = section.offsetTop;
-    }
-    remember();
-  }
-  var scrollPending = false;
-  textView.addEventListener("scroll", function () {
-    if (scrollPending) return;
-    scrollPending = true;
-    requestAnimationFrame(function () {
-      scrollPending = false;
-      var top = textView.scrollTop + 40, n = 1;
-      textView.querySelectorAll(".doc-page").forEach(function (s) { if (s.offsetTop <= top) n = +s.dataset.page; });
-      if (n !== currentPage) { currentPage = n; pageInput.value = n; remember(); }
-      placeFloat();
-    });
-  });
-  document.getElementById("page-prev").addEventListener("click", function () { showPage(currentPage - 1); });
-  document.getElementById("page-next").addEventListener("click", function () { showPage(currentPage + 1); });
-  pageInput.addEventListener("change", function () { showPage(parseInt(pageInput.value, 10)); });
-  pageInput.addEventListener("keydown", function (e) { if (e.key === "Enter") { e.preventDefault(); showPage(parseInt(pageInput.value, 10)); } });
-
-  function setMode(m) {
-    if (!pdfView) m = "text";
-    mode = m;
-    var tText = document.getElementById("tab-text"), tPdf = document.getElementById("tab-pdf");
-    tText.setAttribute("aria-selected", String(m === "text"));
-    if (tPdf) tPdf.setAttribute("aria-selected", String(m === "pdf"));
-    textView.hidden = m !== "text";
-    if (pdfView) pdfView.hidden = m !== "pdf";
-    showPage(currentPage);
-  }
-  document.getElementById("tab-text").addEventListener("click", function () { setMode("text"); });
-  if (document.getElementById("tab-pdf")) document.getElementById("tab-pdf").addEventListener("click", function () { setMode("pdf"); });
-  document.querySelector(".view-tabs").addEventListener("keydown", function (e) {
-    if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
-      e.preventDefault();
-      setMode(mode === "text" ? "pdf" : "text");
-      var t = document.getElementById(mode === "text" ? "tab-text" : "tab-pdf");
-      if (t) t.focus();
-    }
-  });
-
   // ---- search: all matches across pages, count, next/previous, highlighted ---------------------
   var searchBox = document.getElementById("doc-search");
   var countEl = document.getElementById("search-count");
@@ -203,7 +142,7 @@
     var m = marks[markIndex];
     m.classList.add("current");
     countEl.textContent = (markIndex + 1) + " of " + marks.length;
-    if (mode === "pdf") { showPage(+m.dataset.page); return; }
+    if (viewer.mode() === "pdf") { showPage(+m.dataset.page); return; }
     textView.scrollTop = Math.max(0, m.offsetTop - textView.clientHeight / 3);
   }
   searchBox.addEventListener("input", function () { clearTimeout(searchTimer); searchTimer = setTimeout(runSearch, 200); });
@@ -216,7 +155,7 @@
 
   // ---- cards ---------------------------------------------------------------------------------
   function remember() {
-    try { localStorage.setItem(storeKey, JSON.stringify({ card: current, page: currentPage })); } catch (e) { /* private mode */ }
+    try { localStorage.setItem(storeKey, JSON.stringify({ card: current, page: viewer.page() })); } catch (e) { /* private mode */ }
   }
   function goto(i, focus) {
     if (i < 0 || i >= cards.length) return;
@@ -355,7 +294,7 @@
   function placeFloat() {
     if (!floatAdd) return;
     var info = readOnly ? null : selectionInfo();
-    if (!info || mode !== "text") { floatAdd.hidden = true; return; }
+    if (!info || viewer.mode() !== "text") { floatAdd.hidden = true; return; }
     var sel = window.getSelection();
     var rects = sel.getRangeAt(0).getClientRects();
     var rect = rects[rects.length - 1] || sel.getRangeAt(0).getBoundingClientRect();
@@ -502,8 +441,8 @@
     if (e.code === "KeyS") { e.preventDefault(); addSpan(selectionInfo() || lastSel); }
     else if (e.code === "KeyN") { e.preventDefault(); goto(Math.min(cards.length - 1, current + 1), true); }
     else if (e.code === "KeyP") { e.preventDefault(); goto(Math.max(0, current - 1), true); }
-    else if (e.key === "PageDown") { e.preventDefault(); showPage(currentPage + 1); }
-    else if (e.key === "PageUp") { e.preventDefault(); showPage(currentPage - 1); }
+    else if (e.key === "PageDown") { e.preventDefault(); showPage(viewer.page() + 1); }
+    else if (e.key === "PageUp") { e.preventDefault(); showPage(viewer.page() - 1); }
   });
 
   // ---- start where the worker was (or at the first card with a server error) ------------------
