@@ -57,7 +57,8 @@ class FilterOptions:
         min_accepted_sentences: a passage is accepted when at least this many sentences pass.
         min_accepted_fraction: ... and at least this fraction of its sentences pass.
         batch_size: spaCy ``nlp.pipe`` batch size.
-        n_process: spaCy worker processes (2 on a 2-core machine for large corpora).
+        n_process: spaCy worker processes. Keep 1: the matrix products already use both cores through
+            OpenBLAS, and 2 processes measured slower on this 2-core machine (benchmarks/RESULTS.md).
         model: the spaCy pipeline package to load.
     """
 

@@ -152,6 +152,13 @@ def test_load_pipeline__tags_without_parser_lemmatizer_or_attribute_ruler() -> N
     assert [t.tag_ for t in nlp("Ions are charged atoms.")] == ["NNS", "VBP", "VBN", "NNS", "."]
 
 
+def test_load_pipeline__matrix_products_through_numpy_not_blis() -> None:
+    nlp = load_pipeline()
+    # tok2vec and tagger run on every sentence (NER on about 3%; its output layer keeps spaCy's ops)
+    for name in ("tok2vec", "tagger"):
+        assert all(node.ops.use_blis is False for node in nlp.get_pipe(name).model.walk()), name
+
+
 def test_sentence_view__skips_whitespace_tokens_and_reads_person_entities() -> None:
     nlp = load_pipeline()
     doc = nlp.get_pipe("ner")(nlp("Charles  Darwin studied the finches of the Galapagos."))
