@@ -729,6 +729,44 @@ class ExpertAnswer(models.Model):
         return f"ExpertAnswer({self.pk}) to QAPair({self.qa_pair_id})"
 
 
+class ScreeningGrade(models.Model):
+    """The automatic grade of a screening assignment's quiz (advice for the researcher, who decides).
+
+    A row of its own, written by ``evaluation.services.answer_grader.grade_screening_assignment`` after
+    the submission is stored; re-grading updates the one row (``assignment`` is unique). ``items`` holds
+    one dict per quiz question: question, answer, references, label (correct / incorrect / uncertain /
+    unanswered), confidence and the closest reference.
+    """
+
+    class Status(models.TextChoices):
+        GRADED = "graded", "Graded"
+        UNGRADED = "ungraded", "Not graded"
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="screening_grade")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.GRADED)
+    reason = models.TextField(blank=True, help_text="Why the quiz was not graded (e.g. no SemEval data).")
+    n_questions = models.PositiveSmallIntegerField(default=0)
+    n_graded = models.PositiveSmallIntegerField(default=0)
+    n_correct = models.PositiveSmallIntegerField(default=0)
+    suggestion = models.CharField(max_length=20, blank=True, help_text="pass / check (advice only).")
+    items = models.JSONField(default=list, blank=True)
+    classifier = models.CharField(max_length=100, blank=True, help_text="Which trained grader (data hash).")
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["pk"]
+
+    def __str__(self) -> str:
+        return f"ScreeningGrade({self.pk}) of Assignment({self.assignment_id}): {self.score_label}"
+
+    @property
+    def score_label(self) -> str:
+        """``2/3`` (correct of questions) or ``ungraded``, as the review queue shows it."""
+        if self.status != self.Status.GRADED:
+            return "ungraded"
+        return f"{self.n_correct}/{self.n_questions}"
+
+
 class Job(models.Model):
     """A long-running piece of work (import, filter, QC, export, training) with progress and result.
 

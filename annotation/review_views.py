@@ -18,7 +18,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from django.views.generic import DetailView, TemplateView
 
-from annotation.models import Assignment, Batch, IllegalTransition
+from annotation.models import Assignment, Batch, IllegalTransition, ScreeningGrade
 from annotation.views import ResearcherRequiredMixin
 from crowd.invites import create_invites
 
@@ -48,6 +48,8 @@ class AssignmentDetailView(ResearcherRequiredMixin, DetailView):
         spans = [s for pair in context["pairs"] for s in pair.spans.all()]
         context["spans"] = spans
         context["span_pages"] = sorted({s.page for s in spans if s.page})
+        # Advisory quiz grade of a screening submission (None before grading or without a quiz).
+        context["screening_grade"] = ScreeningGrade.objects.filter(assignment=assignment).first()
         return context
 
 
@@ -173,6 +175,8 @@ class ReviewQueueView(ResearcherRequiredMixin, TemplateView):
         for pair in pairs:
             group = groups.setdefault(pair.assignment_id, {"assignment": pair.assignment, "pairs": []})
             group["pairs"].append(pair)
+        for grade in ScreeningGrade.objects.filter(assignment__in=list(groups)):
+            groups[grade.assignment_id]["quiz"] = grade
         context.update(
             filter=flt,
             groups=list(groups.values()),

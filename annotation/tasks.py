@@ -93,7 +93,7 @@ def run_import(job_id: int) -> dict[str, Any]:
 
 @shared_task(name="annotation.tasks.after_submission", acks_late=True)
 def after_submission(assignment_id: int) -> dict[str, Any]:
-    """Run heuristic QC on a stored submission's QA pairs (issue flags for review); idempotent.
+    """Run heuristic QC on a stored submission's QA pairs (and grade a screening quiz); idempotent.
 
     The submission itself is already committed when this runs, so a failure here loses nothing: the
     pairs simply stay unflagged until the next ``run_qc --batch``.
@@ -110,7 +110,13 @@ def after_submission(assignment_id: int) -> dict[str, Any]:
         pairs = QAPair.objects.filter(pk=assignment.hit.qa_pair_id)
     results = qc_queryset(pairs)
     flagged = sum(1 for r in results if r["flags"])
-    return {"assignment": assignment_id, "pairs": len(results), "flagged": flagged}
+    summary: dict[str, Any] = {"assignment": assignment_id, "pairs": len(results), "flagged": flagged}
+    if assignment.hit.batch.kind == Batch.Kind.SCREENING:
+        from evaluation.services.answer_grader import grade_screening_assignment
+
+        grade = grade_screening_assignment(assignment)
+        summary["quiz"] = grade.score_label if grade is not None else None
+    return summary
 
 
 @shared_task(name="annotation.tasks.create_validation_hit", acks_late=True)

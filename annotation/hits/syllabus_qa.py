@@ -24,6 +24,8 @@ from annotation import hit_links
 from annotation import question_types as qt
 from annotation.hits.base import Fields, FormCheck, HitHandler
 from annotation.models import HIT, AnswerSpan, Assignment, Document, QAPair, ReasoningStep
+from annotation.services.batches import quiz_answer_field, quiz_questions_for
+from evaluation.screening_quiz import MAX_QUIZ_QUESTIONS
 from filters.qc_common import ERROR, REVIEW, QCIssue, fold, profanity_scores
 from filters.qc_syllabusqa import (
     SyllabusQAOptions,
@@ -43,6 +45,7 @@ CARD_TYPES: tuple[str, ...] = tuple(t for t in qt.SYLLABUS_TYPES for _ in range(
 _FIELD = re.compile(
     r"^qa-(?P<i>\d{1,2})-(?:question_type|question|answer|span-[0-4](?:-(?:start|end|page))?|step-[0-4])$"
 )
+_QUIZ_FIELD = re.compile(r"^quiz-(?P<k>\d{1,2})-answer$")
 
 #: Short instruction line per type (the tutorial's type guides hold the long form).
 INSTRUCTIONS: dict[str, str] = {
@@ -276,6 +279,7 @@ class SyllabusQAHandler(HitHandler):
             "pages": pages,
             "has_pdf": bool(document.pdf),
             "cards": cards,
+            "quiz": [],
             "no_answer_text": qt.NO_ANSWER_TEXT,
             "min_question_words": self.options.min_question_words,
         }
@@ -385,3 +389,39 @@ class SyllabusQAHandler(HitHandler):
         logger.info(
             "Assignment(%s): stored %d QA pairs on Document(%s)", assignment.pk, len(cards), document.pk
         )
+
+
+class ScreeningHandler(SyllabusQAHandler):
+    """The screening HIT: the syllabus QA HIT plus a short quiz on the same syllabus.
+
+    The quiz questions (``annotation.services.batches.add_quiz``) come from the syllabus's reference pairs;
+    their ``quiz-{k}-answer`` fields are graded after submission
+    (``evaluation.services.answer_grader``). A syllabus QA batch never sees these fields, so its form is
+    exactly DESIGN.md's contract.
+    """
+
+    def accepts_field(self, name: str) -> bool:
+        """The syllabus HIT's fields plus ``quiz-{k}-answer`` for k < ``MAX_QUIZ_QUESTIONS``."""
+        quiz = _QUIZ_FIELD.match(name)
+        if quiz:
+            return int(quiz.group("k")) < MAX_QUIZ_QUESTIONS
+        return super().accepts_field(name)
+
+    def context(self, hit: HIT, assignment: Optional[Assignment]) -> dict[str, Any]:
+        """The syllabus HIT's context with the HIT's quiz questions."""
+        context = super().context(hit, assignment)
+        context["quiz"] = [
+            {"k": k, "number": k + 1, "question": q.question, "name": quiz_answer_field(k)}
+            for k, q in enumerate(quiz_questions_for(hit))
+        ]
+        return context
+
+    def check(self, hit: HIT, assignment: Assignment, fields: Fields) -> FormCheck:
+        """The syllabus HIT's checks, and an answer to every quiz question."""
+        form = super().check(hit, assignment, fields)
+        for k in range(len(quiz_questions_for(hit))):
+            if not str(fields.get(quiz_answer_field(k), "") or "").strip():
+                form.error(quiz_answer_field(k), f"Answer screening question {k + 1}.")
+        if not form.ok:
+            form.cleaned = None
+        return form

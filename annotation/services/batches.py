@@ -8,13 +8,21 @@ used; SciQ stage 2 shows one accepted question to a worker who did not write it.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from django.db import transaction
 
-from annotation.models import HIT, Batch, Corpus, Passage, QAPair
+from annotation.models import HIT, Batch, Corpus, Document, Passage, QAPair
+from evaluation.screening_quiz import (
+    DEFAULT_QUIZ_QUESTIONS,
+    MAX_QUIZ_QUESTIONS,
+    QuizCandidate,
+    QuizQuestion,
+    choose_questions,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +48,9 @@ class BatchSpec:
         documents: for syllabus and screening batches, the document names to use (empty: all).
         parent: for stage-2 batches, the stage-1 batch whose accepted questions are validated.
         options: free-form settings kept on the batch (completion codes, qualification names...).
+        quiz: screening batches only: quiz questions per HIT drawn from the syllabus's imported reference
+            pairs (None: :data:`DEFAULT_QUIZ_QUESTIONS`; 0: no quiz).
+        quiz_seed: the seed of the quiz questions' choice (same seed and pairs, same questions).
     """
 
     kind: str
@@ -58,6 +69,8 @@ class BatchSpec:
     documents: tuple[str, ...] = ()
     parent: Optional[int] = None
     options: dict[str, Any] = field(default_factory=dict)
+    quiz: Optional[int] = None
+    quiz_seed: int = 0
 
 
 DEFAULT_TITLES = {
@@ -92,6 +105,10 @@ def create_batch(spec: BatchSpec, created_by: Any = None) -> Batch:
         raise BatchSpecError(f"assignments per HIT must be at least 1, got {spec.assignments}")
     if spec.limit is not None and spec.limit < 1:
         raise BatchSpecError(f"--limit must be at least 1, got {spec.limit}")
+    if spec.quiz is not None and not 0 <= spec.quiz <= MAX_QUIZ_QUESTIONS:
+        raise BatchSpecError(f"--quiz must be between 0 and {MAX_QUIZ_QUESTIONS}, got {spec.quiz}")
+    if spec.quiz and spec.kind != Batch.Kind.SCREENING:
+        raise BatchSpecError(f"--quiz is for screening batches only, not {spec.kind!r}")
     corpus = Corpus.objects.filter(name=spec.corpus).first()
     if corpus is None:
         raise BatchSpecError(f"no corpus named {spec.corpus!r} (import one first)")
@@ -126,6 +143,9 @@ def create_batch(spec: BatchSpec, created_by: Any = None) -> Batch:
             count = _add_validation_hits(batch, spec)
         if count == 0:
             raise BatchSpecError(_nothing_available(spec, corpus))
+        if spec.kind == Batch.Kind.SCREENING:
+            n = DEFAULT_QUIZ_QUESTIONS if spec.quiz is None else spec.quiz
+            add_quiz(batch, n, spec.quiz_seed)
     logger.info("created Batch(%s) %s with %d HITs", batch.pk, batch.kind, count)
     return batch
 
@@ -221,3 +241,92 @@ def _add_validation_hits(batch: Batch, spec: BatchSpec) -> int:
         add_validation_hit(batch, pair)
         count += 1
     return count
+
+
+QUIZ_OPTION = "quiz"
+"""``Batch.options["quiz"]``: ``{"n", "seed", "by_document": {document id: [question dicts]}}``."""
+
+
+def quiz_answer_field(k: int) -> str:
+    """The form field of quiz question ``k``: ``quiz-{k}-answer`` (screening syllabus HITs only)."""
+    return f"quiz-{k}-answer"
+
+
+def quiz_candidates(document: Document) -> list[QuizCandidate]:
+    """The document's imported reference pairs (no assignment) with their spans, as quiz candidates."""
+    pairs = (
+        QAPair.objects.filter(document=document, assignment__isnull=True)
+        .prefetch_related("spans")
+        .order_by("pk")
+    )
+    return [
+        QuizCandidate(
+            pair_id=str(pair.pk),
+            question_type=pair.question_type,
+            question=pair.question,
+            answer=pair.answer,
+            spans=tuple(span.text for span in sorted(pair.spans.all(), key=lambda s: s.position)),
+        )
+        for pair in pairs
+    ]
+
+
+def _document_seed(seed: int, document: Document) -> int:
+    """A per-syllabus seed that does not depend on database ids (the same on every install)."""
+    digest = hashlib.sha256(f"{seed}:{document.corpus.name}:{document.name}".encode()).hexdigest()
+    return int(digest[:12], 16)
+
+
+def add_quiz(batch: Batch, n: int, seed: int = 0) -> dict[str, int]:
+    """Choose ``n`` quiz questions for each HIT's syllabus and keep them in ``batch.options``.
+
+    A syllabus with no usable reference pair (none imported, or only no-answer pairs) gets no quiz;
+    its HITs show none and the log says so.
+
+    Returns:
+        document id -> number of questions chosen.
+    """
+    by_document: dict[str, list[dict[str, Any]]] = {}
+    counts: dict[int, int] = {}
+    if n > 0:
+        documents = Document.objects.filter(hits__batch=batch).select_related("corpus").distinct()
+        for document in documents.order_by("pk"):
+            questions = choose_questions(quiz_candidates(document), n, _document_seed(seed, document))
+            counts[document.pk] = len(questions)
+            if not questions:
+                logger.info(
+                    "Batch(%s): Document(%s) %r has no usable reference QA pair; its HITs have no quiz",
+                    batch.pk,
+                    document.pk,
+                    document.name,
+                )
+                continue
+            if len(questions) < n:
+                logger.info(
+                    "Batch(%s): Document(%s) has %d usable reference pairs, fewer than the %d asked",
+                    batch.pk,
+                    document.pk,
+                    len(questions),
+                    n,
+                )
+            by_document[str(document.pk)] = [q.to_dict() for q in questions]
+    batch.options = {**batch.options, QUIZ_OPTION: {"n": n, "seed": seed, "by_document": by_document}}
+    batch.save(update_fields=["options"])
+    return counts
+
+
+def quiz_questions_for(hit: HIT) -> list[QuizQuestion]:
+    """The quiz questions shown on a HIT (none outside screening batches or without reference pairs).
+
+    Raises:
+        ValueError: when ``Batch.options["quiz"]`` holds a malformed question (names the batch).
+    """
+    batch = hit.batch
+    if batch.kind != Batch.Kind.SCREENING or hit.document_id is None:
+        return []
+    stored = (batch.options or {}).get(QUIZ_OPTION) or {}
+    rows = (stored.get("by_document") or {}).get(str(hit.document_id), [])
+    try:
+        return [QuizQuestion.from_dict(row) for row in rows]
+    except ValueError as exc:
+        raise ValueError(f"Batch({batch.pk}) options quiz, Document({hit.document_id}): {exc}") from exc

@@ -65,6 +65,14 @@ class Command(JsonCommand):
             metavar="BATCH_ID",
             help="Keep out workers who did this (screening) batch (repeatable).",
         )
+        parser.add_argument(
+            "--quiz",
+            type=int,
+            metavar="N",
+            help="Screening only: N questions with known answers (imported reference pairs of the syllabus) "
+            "above the 14 cards, graded automatically after submission (default 3; 0: no quiz).",
+        )
+        parser.add_argument("--quiz-seed", type=int, default=0, help="Seed of the quiz questions' choice.")
         parser.add_argument("--title", default="", help="Title shown to workers.")
         parser.add_argument("--description", default="", help="Description shown to workers.")
         parser.add_argument("--dry-run", action="store_true", help="Print the cost estimate; create nothing.")
@@ -108,6 +116,8 @@ class Command(JsonCommand):
             budget_cap_cents=cents(opts["budget"], "--budget"),
             documents=tuple(opts["document"]),
             options=options,
+            quiz=opts["quiz"],
+            quiz_seed=opts["quiz_seed"],
         )
         try:
             if opts["dry_run"]:
@@ -121,10 +131,12 @@ class Command(JsonCommand):
         except (BatchSpecError, LifecycleError) as exc:
             raise CommandError(str(exc)) from exc
         hits = batch.hits.count()
+        quiz = batch.options.get("quiz") or {}
         self.emit(
             {
                 "batch": batch.pk,
                 "hits": hits,
+                **({"quiz_documents": len(quiz.get("by_document") or {})} if quiz else {}),
                 "provider": batch.provider,
                 "status": batch.status,
                 "platform_ref": batch.platform_ref,
