@@ -16,10 +16,13 @@ probability of the predicted class:
 - :data:`MIN_CONFIDENCE` = 0.6: the tree's leaf purity is its confidence. Below 0.6 its accuracy is
   0.61 / 0.55 / 0.50 on those three splits: a coin flip, so such grades are marked ``uncertain`` and not
   counted as graded. In the 0.6-0.7 band it is 0.72 / 0.70 / 0.66, above 0.9 0.97 / 0.70 / 0.88.
-- :data:`PASS_FRACTION` = 0.5: the grader is conservative. It calls a wrong answer correct 18% / 7% / 9%
-  of the time but recognises only 59% / 24% / 28% of the right ones (it misses paraphrases), so a
-  "correct" is strong evidence and an "incorrect" weak evidence. Asking for all answers, or two thirds,
-  to be graded correct would flag most good workers; half of the graded answers is the suggestion.
+- :data:`MIN_CORRECT_TO_PASS` = 1: the grader is conservative. On SemEval it calls a wrong answer
+  correct 18% / 7% / 9% of the time but recognises only 59% / 24% / 28% of the right ones (it misses
+  paraphrases). On real SyllabusQA quizzes (``benchmarks/screening_grader.py``) it is more so: another
+  question's answer is graded correct 1.0% of the time, a right answer in other words 15-21%. So one
+  "correct" is strong evidence that the worker read the syllabus and an "incorrect" is weak evidence:
+  the suggestion is ``pass`` with at least one answer graded correct and ``check`` otherwise. Asking for
+  two of three correct would send about 9 in 10 honest workers to ``check`` (at a 20% rate).
 """
 
 from __future__ import annotations
@@ -41,8 +44,8 @@ MAX_QUIZ_QUESTIONS = 10
 """Upper bound of ``--quiz N``: the quiz is a check, not a second task."""
 MIN_CONFIDENCE = 0.6
 """Grades below this classifier confidence are ``uncertain`` (see the module docstring for why)."""
-PASS_FRACTION = 0.5
-"""The summary suggests ``pass`` when at least this share of the graded answers is correct."""
+MIN_CORRECT_TO_PASS = 1
+"""The summary suggests ``pass`` when at least this many answers are graded correct (see the docstring)."""
 
 INCORRECT = "incorrect"
 UNCERTAIN = "uncertain"
@@ -249,5 +252,5 @@ def grade_quiz(items: Sequence[QuizAnswer], classifier: Any) -> QuizSummary:
     n_correct = sum(1 for g in grades if g.label == CORRECT)
     suggestion: Optional[str] = None
     if graded:
-        suggestion = "pass" if n_correct >= PASS_FRACTION * len(graded) else "check"
+        suggestion = "pass" if n_correct >= MIN_CORRECT_TO_PASS else "check"
     return QuizSummary(grades, len(items), len(graded), n_correct, suggestion)
