@@ -16,16 +16,13 @@ from django.core.management import CommandError, call_command
 from django.http import QueryDict
 from django.urls import reverse
 
-from annotation import hit_links
 from annotation import question_types as qt
 from annotation.hits import handler_for
 from annotation.models import Assignment, Batch, QAPair, ScreeningGrade
-from annotation.services.assigning import claim_next
 from annotation.services.batches import BatchSpec, BatchSpecError, create_batch, quiz_questions_for
 from annotation.tasks import after_submission
-from crowd.models import Consent, Worker
 from evaluation.sra import CORRECT
-from tests.annotation.test_syllabus_hit import CORPUS, SYLLABUS, form_fields, import_one_syllabus, real_cards
+from tests.annotation.test_syllabus_hit import CORPUS, SYLLABUS, claimed_hit, form_fields, import_one_syllabus
 
 pytestmark = pytest.mark.django_db
 
@@ -35,22 +32,8 @@ UNRELATED = "I usually spend my weekends hiking in the mountains with my dog and
 @pytest.fixture
 def screening(shared_data: Callable[[str], Path], tmp_path: Path, settings: Any) -> dict[str, Any]:
     """A published local screening batch (default quiz) on a real syllabus, claimed by a consenting worker."""
-    settings.MEDIA_ROOT = tmp_path / "media"
-    root = shared_data("syllabusqa")
-    document = import_one_syllabus(root, tmp_path / "release")
-    batch = create_batch(BatchSpec(kind=Batch.Kind.SCREENING, corpus=CORPUS, provider="local", limit=1))
-    batch.publish()
-    worker = Worker.objects.get_or_create_for("local", "w1")
-    assignment = claim_next(batch, worker)
-    Consent.objects.create(worker=worker, batch=batch)
-    return {
-        "document": document,
-        "batch": batch,
-        "assignment": assignment,
-        "url": hit_links.url_for(assignment),
-        "cards": real_cards(root, document),
-        "quiz": quiz_questions_for(assignment.hit),
-    }
+    hit = claimed_hit(shared_data("syllabusqa"), tmp_path, settings, Batch.Kind.SCREENING)
+    return {**hit, "quiz": quiz_questions_for(hit["assignment"].hit)}
 
 
 def test_create_batch__screening_gets_quiz_from_reference_pairs(screening: dict[str, Any]) -> None:

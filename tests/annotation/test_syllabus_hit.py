@@ -134,13 +134,11 @@ def form_fields(cards: list[dict[str, Any]]) -> dict[str, str]:
     return data
 
 
-@pytest.fixture
-def syllabus_hit(shared_data: Callable[[str], Path], tmp_path: Path, settings: Any) -> dict[str, Any]:
-    """A published local syllabus batch on one real syllabus, claimed by a consenting worker."""
+def claimed_hit(root: Path, tmp_path: Path, settings: Any, kind: str) -> dict[str, Any]:
+    """A published local batch of ``kind`` on one real syllabus, its HIT claimed by a consenting worker."""
     settings.MEDIA_ROOT = tmp_path / "media"
-    root = shared_data("syllabusqa")
     document = import_one_syllabus(root, tmp_path / "release")
-    batch = create_batch(BatchSpec(kind=Batch.Kind.SYLLABUS_QA, corpus=CORPUS, provider="local", limit=1))
+    batch = create_batch(BatchSpec(kind=kind, corpus=CORPUS, provider="local", limit=1))
     batch.publish()
     worker = Worker.objects.get_or_create_for("local", "w1")
     assignment = claim_next(batch, worker)
@@ -153,6 +151,12 @@ def syllabus_hit(shared_data: Callable[[str], Path], tmp_path: Path, settings: A
         "url": hit_links.url_for(assignment),
         "cards": real_cards(root, document),
     }
+
+
+@pytest.fixture
+def syllabus_hit(shared_data: Callable[[str], Path], tmp_path: Path, settings: Any) -> dict[str, Any]:
+    """A published local syllabus batch on one real syllabus, claimed by a consenting worker."""
+    return claimed_hit(shared_data("syllabusqa"), tmp_path, settings, Batch.Kind.SYLLABUS_QA)
 
 
 def test_accepts_field__contract_and_offset_extension() -> None:
