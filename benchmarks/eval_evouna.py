@@ -65,16 +65,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=0, help="first N proper questions per dataset (0 = all)")
     parser.add_argument(
-        "--llm", action="store_true", help="paper's method through LLM_API_BASE (costs API calls)"
+        "--llm",
+        nargs="?",
+        const="openai",
+        choices=("openai", "local"),
+        help="the paper's method with an LLM: 'openai' (LLM_API_BASE, costs API calls, the default) or "
+        "'local' (the default SmolLM2-135M on CPU; slow, use --limit)",
     )
     args = parser.parse_args()
     root = dataset_dir("evouna")
     if root is None:
         raise SystemExit("evouna not found (set CROWDQA_SHARED_DATA)")
     if args.llm:
-        from evaluation.llm import OpenAIChatBackend
+        from evaluation.llm import HFCausalLMBackend, LLMBackend, OpenAIChatBackend
 
-        backend = OpenAIChatBackend.from_env()
+        backend: LLMBackend = OpenAIChatBackend.from_env() if args.llm == "openai" else HFCausalLMBackend()
         nli, converter, label = (
             LLMNLIBackend(backend),
             LLMStatementConverter(backend),

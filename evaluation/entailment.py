@@ -125,6 +125,34 @@ class NLIBackend(Protocol):
         ...
 
 
+# The first label a reply names wins; verbs count ("the premise entails the hypothesis"), and a negated
+# "does not entail" is neutral (not entailed, not said to be contradicted).
+_NLI_LABELS: tuple[tuple[NLILabel, re.Pattern[str]], ...] = (
+    (
+        "neutral",
+        re.compile(
+            r"\b(?:neutral|(?:does|do|did)\s+not\s+entail|doesn't\s+entail|not\s+(?:an\s+)?entail\w*)\b"
+        ),
+    ),
+    ("contradiction", re.compile(r"\bcontradict(?:ion|s|ed|ory)?\b")),
+    ("entailment", re.compile(r"\b(?:entailment|entails|entailed)\b")),
+)
+
+
+def nli_label(reply: str) -> Optional[NLILabel]:
+    """The label an NLI reply names first ("Entailment.", "The premise entails ..."), or None.
+
+    Args:
+        reply: the model's reply.
+
+    Returns:
+        ``entailment``, ``contradiction`` or ``neutral``; None when the reply names none of them.
+    """
+    text = reply.lower()
+    found = [(m.start(), label) for label, pattern in _NLI_LABELS if (m := pattern.search(text))]
+    return min(found)[1] if found else None
+
+
 class LLMNLIBackend:
     """Zero-shot NLI with the paper's prompt (table 14, row 2) on an LLM backend."""
 
@@ -136,10 +164,10 @@ class LLMNLIBackend:
         """Ask the model; a reply naming none of the three labels counts as neutral (logged)."""
         reply = self.backend.chat(
             [ChatMessage("user", render("nli", premise=premise, hypothesis=hypothesis))], max_new_tokens=300
-        ).lower()
-        for label in ("contradiction", "entailment", "neutral"):
-            if label in reply:
-                return label  # type: ignore[return-value]
+        )
+        label = nli_label(reply)
+        if label is not None:
+            return label
         logger.warning("NLI reply names no label, counted as neutral: %r", reply[:120])
         return "neutral"
 

@@ -12,6 +12,7 @@ from evaluation.entailment import (
     count_inference,
     evaluate_answer,
     inference_gap_mark,
+    nli_label,
     qa_to_statement,
 )
 from evaluation.lexical_match import lexical_match
@@ -52,6 +53,23 @@ def test_evaluate_answer__more_informative_answer_is_correct_with_partial_mark()
     assert more.answer_set == "more_informative" and more.correct and 0 < more.partial_mark < 100
     assert wrong.answer_set == "incorrect" and not wrong.correct and wrong.partial_mark == 0
     assert same.answer_set == "equivalent" and same.gold_index == 1 and same.partial_mark == 100
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("Entailment.", "entailment"),
+        ("the premise entails the hypothesis.", "entailment"),
+        ("Contradiction", "contradiction"),
+        ("The hypothesis contradicts the premise, so it is not entailment.", "contradiction"),
+        ("The premise does not entail the hypothesis.", "neutral"),
+        ("Not entailment.", "neutral"),
+        ("Neutral. (Not entailment, not contradiction.)", "neutral"),
+        ("I am not sure", None),
+    ],
+)
+def test_nli_label__first_label_named_wins_and_verbs_count(reply: str, expected) -> None:
+    assert nli_label(reply) == expected
 
 
 def test_llm_backends__parse_replies() -> None:
