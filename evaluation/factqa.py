@@ -178,9 +178,11 @@ def _ask(
     messages: list[ChatMessage], backend: LLMBackend, cache: Optional[JudgeCache], max_new_tokens: int
 ) -> tuple[str, bool]:
     """One judge call through the cache: (reply, True when it came from the cache)."""
-    key = cache_key(backend.name, "\n\n".join(f"{m.role}: {m.content}" for m in messages))
-    if len(messages) == 1:  # keys of single-turn prompts as before, so existing caches stay valid
-        key = cache_key(backend.name, messages[0].content)
+    # single-turn prompts keep their old key (the prompt text), so existing caches stay valid
+    prompt = (
+        messages[0].content if len(messages) == 1 else "\n\n".join(f"{m.role}: {m.content}" for m in messages)
+    )
+    key = cache_key(backend.name, prompt)
     response = cache.get(key) if cache is not None else None
     if response is not None:
         return response, True
