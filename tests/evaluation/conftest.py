@@ -13,6 +13,7 @@ import shutil
 from collections.abc import Callable
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -99,3 +100,13 @@ def small_release(shared_data, trimmed_syllabusqa, tmp_path: Path) -> Path:
 def _benchmarks_in_tmp(settings, tmp_path: Path) -> None:
     """Keep run result files, adapters and judge caches of each test in its own folder."""
     settings.VAR_DIR = tmp_path / "var"
+
+
+def run_search(release: Path, limit: int) -> Any:
+    """Run the search baseline on ``release`` in this process (``run_benchmark --sync``); return the run."""
+    from evaluation.models import BenchmarkRun
+
+    out = StringIO()
+    args = ["--release", str(release), "--system", "search", "--limit", str(limit), "--sync"]
+    call_command("run_benchmark", *args, "--metrics", "rougeL", stdout=out)
+    return BenchmarkRun.objects.get(pk=json.loads(out.getvalue().strip().splitlines()[-1])["run"])

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
 
 from config.celery import app as celery_app
 from evaluation.models import BenchmarkRun
 from evaluation.tasks import gpu_run_benchmark
+from tests.evaluation.conftest import run_search
 from tests.integration.conftest import celery_worker_process, redis_url  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -23,21 +22,7 @@ def test_gpu_run_benchmark__runs_on_the_gpu_worker(
     celery_worker_process,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    out = StringIO()
-    call_command(
-        "run_benchmark",
-        "--release",
-        str(small_release),
-        "--system",
-        "search",
-        "--limit",
-        "5",
-        "--sync",
-        "--metrics",
-        "rougeL",
-        stdout=out,
-    )
-    reference = BenchmarkRun.objects.get(pk=json.loads(out.getvalue().strip().splitlines()[-1])["run"])
+    reference = run_search(small_release, 5)
     run = BenchmarkRun.objects.create(
         release=reference.release,
         split="test",

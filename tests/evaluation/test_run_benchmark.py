@@ -25,17 +25,9 @@ def _run(*args: str) -> tuple[dict, str]:
 
 
 def test_run_benchmark__search_sync_stores_the_metrics_of_evaluation_metrics(small_release: Path) -> None:
-    summary, text = _run(
-        "--release",
-        str(small_release),
-        "--system",
-        "search",
-        "--limit",
-        "12",
-        "--sync",
-        "--metrics",
-        "rougeL",
-    )
+    search = ["--release", str(small_release), "--system", "search", "--limit", "12", "--sync"]
+    search += ["--metrics", "rougeL"]
+    summary, text = _run(*search)
     run = BenchmarkRun.objects.get(pk=summary["run"])
     assert summary["status"] == run.status == "done" and not summary["reused"]
     items = load_split_items(small_release, "test", 12)
@@ -51,30 +43,9 @@ def test_run_benchmark__search_sync_stores_the_metrics_of_evaluation_metrics(sma
     )
     assert "overall" in text and run.params["chunk_size"] == 200 and run.params["chunk_overlap"] == 50
 
-    again, text = _run(
-        "--release",
-        str(small_release),
-        "--system",
-        "search",
-        "--limit",
-        "12",
-        "--sync",
-        "--metrics",
-        "rougeL",
-    )
+    again, text = _run(*search)
     assert again["run"] == run.pk and again["reused"] and "reused" in text
-    forced, _ = _run(
-        "--release",
-        str(small_release),
-        "--system",
-        "search",
-        "--limit",
-        "12",
-        "--sync",
-        "--metrics",
-        "rougeL",
-        "--force",
-    )
+    forced, _ = _run(*search, "--force")
     assert forced["run"] != run.pk and forced["metrics"] == summary["metrics"]
 
 

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import json
-from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
 from evaluation.models import BenchmarkRun
+from tests.evaluation.conftest import run_search
 
 pytestmark = pytest.mark.django_db
 
@@ -27,21 +25,7 @@ def researcher() -> Client:
 def test_leaderboard__shows_done_runs_strata_human_row_and_failures(
     small_release: Path, researcher: Client
 ) -> None:
-    out = StringIO()
-    call_command(
-        "run_benchmark",
-        "--release",
-        str(small_release),
-        "--system",
-        "search",
-        "--limit",
-        "20",
-        "--sync",
-        "--metrics",
-        "rougeL",
-        stdout=out,
-    )
-    run = BenchmarkRun.objects.get(pk=json.loads(out.getvalue().strip().splitlines()[-1])["run"])
+    run = run_search(small_release, 20)
     human = BenchmarkRun.objects.create(
         release=run.release,
         system="human",
