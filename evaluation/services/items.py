@@ -18,6 +18,12 @@ from evaluation.schema import QAItem
 
 logger = logging.getLogger(__name__)
 
+#: How a run reads the syllabus texts. ``mac_roman``: as imported (the faithful reading of the release's
+#: Mac Roman files). ``iso-8859-1``: the same bytes read as ISO-8859-1, which is what the SyllabusQA
+#: authors' ``load_syllabi`` does (curly quotes, dashes and bullets become other characters), to compare
+#: with their published figures.
+SYLLABUS_DECODINGS: tuple[str, ...] = ("mac_roman", "iso-8859-1")
+DEFAULT_SYLLABUS_DECODING = "mac_roman"
 
 
 class BenchmarkInputError(ValueError):
@@ -122,17 +128,51 @@ def rows_to_items(
     ]
 
 
-def load_split_items(release_dir: Path, split: str, limit: Optional[int] = None) -> list[QAItem]:
+def read_syllabus_as(text: str, decoding: str) -> str:
+    """Return an imported syllabus text as ``decoding`` reads the original file (see SYLLABUS_DECODINGS).
+
+    The import decoded the Mac Roman bytes (line ends made LF); encoding back to Mac Roman gives those
+    bytes again, and reading them as ISO-8859-1 gives the authors' text, line ends included (their
+    ``open()`` turns CR into LF too). A text Mac Roman cannot hold (a corpus imported from UTF-8) has no
+    such reading and is returned unchanged.
+
+    Raises:
+        BenchmarkInputError: an unknown decoding.
+    """
+    if decoding not in SYLLABUS_DECODINGS:
+        raise BenchmarkInputError(
+            f"syllabus decoding '{decoding}': choose from {', '.join(SYLLABUS_DECODINGS)}"
+        )
+    if decoding == "mac_roman":
+        return text
+    from exports.original_formats import to_mojibake
+
+    return to_mojibake(text)
+
+
+def load_split_items(
+    release_dir: Path,
+    split: str,
+    limit: Optional[int] = None,
+    decoding: str = DEFAULT_SYLLABUS_DECODING,
+) -> list[QAItem]:
     """Read a release split and attach the imported syllabus texts (``annotation.Document`` by name).
 
     When several corpora hold a document of the same name, the most recently imported one wins (a
     warning names it).
 
+    Args:
+        release_dir: the release directory.
+        split: ``train``, ``val`` or ``test``.
+        limit: keep only the first N rows.
+        decoding: how the syllabus texts are read (:data:`SYLLABUS_DECODINGS`).
+
     Raises:
-        BenchmarkInputError: see :func:`read_split_rows` and :func:`rows_to_items`.
+        BenchmarkInputError: see :func:`read_split_rows` and :func:`rows_to_items`, or an unknown decoding.
     """
     from annotation.models import Document
 
+    read_syllabus_as("", decoding)  # refuse an unknown decoding before touching the database
     rows = read_split_rows(release_dir, split)
     kept = rows if limit is None else rows[:limit]
     names = {r["syllabus_name"] for r in kept}
@@ -141,4 +181,4 @@ def load_split_items(release_dir: Path, split: str, limit: Optional[int] = None)
         if name in documents and documents[name] != text:
             logger.warning("several imported documents are named %r; using the latest", name)
         documents[name] = text
-    return rows_to_items(rows, documents, limit)
+    return rows_to_items(rows, {n: read_syllabus_as(t, decoding) for n, t in documents.items()}, limit)

@@ -45,7 +45,13 @@ from evaluation.schema import (
     QAItem,
     answer_source,
 )
-from evaluation.services.items import SPLITS, BenchmarkInputError, load_split_items
+from evaluation.services.items import (
+    DEFAULT_SYLLABUS_DECODING,
+    SPLITS,
+    SYLLABUS_DECODINGS,
+    BenchmarkInputError,
+    load_split_items,
+)
 from exports.models import Release
 from exports.release import ReleaseError, read_manifest
 from exports.services.releases import register_release
@@ -74,6 +80,8 @@ MCQ_KIND = "mcq"  # Release.kind of SciQ-style (multiple-choice) releases
 PROGRESS_SAVE_INTERVAL = 1.0  # seconds between progress writes to the run row
 
 ProgressNotifier = Callable[[dict[str, Any]], None]
+#: Parameters added after runs were first stored, with the value such an older run used.
+PARAM_DEFAULTS: dict[str, Any] = {"syllabus_decoding": DEFAULT_SYLLABUS_DECODING}
 
 
 @dataclass(frozen=True)
@@ -92,6 +100,8 @@ class RunRequest:
         judge: ``none``, ``openai`` (LLM_* endpoint) or ``local`` (the default SmolLM2) for Fact-QA/LFQA.
         max_new_tokens: generation budget per answer.
         sft_overrides: SftConfig fields to change (e.g. ``{"max_steps": 5}``).
+        syllabus_decoding: how syllabus texts are read (``evaluation.services.items.SYLLABUS_DECODINGS``):
+            as imported (``mac_roman``) or as the SyllabusQA authors' code reads them (``iso-8859-1``).
     """
 
     release_dir: Path
@@ -104,6 +114,7 @@ class RunRequest:
     judge: str = "none"
     max_new_tokens: int = 256
     sft_overrides: tuple[tuple[str, Any], ...] = ()
+    syllabus_decoding: str = DEFAULT_SYLLABUS_DECODING
 
 
 def normalize_metrics(names: Sequence[str]) -> tuple[str, ...]:
@@ -172,6 +183,8 @@ def _request_params(request: RunRequest, metrics: tuple[str, ...]) -> dict[str, 
         "judge": request.judge,
         "judge_model": _judge_label(request.judge),
         "metrics": list(metrics),
+        # Always stored: a run read one way is never reused for a request that reads the other way.
+        "syllabus_decoding": request.syllabus_decoding,
     }
     if request.system != "search":
         params["max_new_tokens"] = request.max_new_tokens
@@ -201,6 +214,11 @@ def _validate(request: RunRequest, metrics: tuple[str, ...]) -> None:
         raise BenchmarkInputError(f"unknown system '{request.system}'; choose from {', '.join(SYSTEMS)}")
     if request.split not in SPLITS:
         raise BenchmarkInputError(f"unknown split '{request.split}'; choose from {', '.join(SPLITS)}")
+    if request.syllabus_decoding not in SYLLABUS_DECODINGS:
+        raise BenchmarkInputError(
+            f"unknown syllabus decoding '{request.syllabus_decoding}'; "
+            f"choose from {', '.join(SYLLABUS_DECODINGS)}"
+        )
     if request.judge not in JUDGES:
         raise BenchmarkInputError(f"unknown judge '{request.judge}'; choose from {', '.join(JUDGES)}")
     judged = [m for m in metrics if m in ("fact_qa", "lfqa")]
@@ -297,7 +315,7 @@ def find_identical_run(
         .order_by("-pk")
     )
     for run in candidates:
-        if all(run.params.get(key) == value for key, value in params.items()):
+        if all(run.params.get(key, PARAM_DEFAULTS.get(key)) == value for key, value in params.items()):
             return run
     return None
 
@@ -331,7 +349,9 @@ def prepare_run(request: RunRequest, *, force: bool = False) -> tuple[BenchmarkR
     if mcq:
         n_items = len(read_mcq_split(Path(release.path), request.split)[: request.limit])
     else:
-        n_items = len(load_split_items(Path(release.path), request.split, request.limit))
+        n_items = len(
+            load_split_items(Path(release.path), request.split, request.limit, request.syllabus_decoding)
+        )
     if n_items == 0:
         raise BenchmarkInputError(empty_split_message(release, request.split))
     params = _mcq_params(request, metrics) if mcq else _request_params(request, metrics)
@@ -417,6 +437,11 @@ def _finite(value: float) -> Optional[float]:
     return value if math.isfinite(value) else None
 
 
+def _decoding(run: BenchmarkRun) -> str:
+    """The syllabus decoding of a run (runs stored before the option existed read texts as imported)."""
+    return run.params.get("syllabus_decoding") or DEFAULT_SYLLABUS_DECODING
+
+
 def _adapter_for(run: BenchmarkRun, recorder: ProgressRecorder, timings: dict[str, float]) -> Optional[str]:
     """The LoRA adapter of an SFT run: the one given, one trained by an earlier attempt, or a new one."""
     if run.system != "sft":
@@ -430,7 +455,7 @@ def _adapter_for(run: BenchmarkRun, recorder: ProgressRecorder, timings: dict[st
     from evaluation.sft import SftConfig, finetune_lora  # another module; imported only when needed
 
     config = SftConfig(**(run.params.get("sft") or {}))
-    train_items = load_split_items(Path(run.release.path), "train")
+    train_items = load_split_items(Path(run.release.path), "train", decoding=_decoding(run))
     out_dir = benchmarks_dir() / "adapters" / f"run-{run.pk}"
     result = finetune_lora(train_items, out_dir, config, progress=recorder.stage("finetune"))
     run.params = {
@@ -574,7 +599,7 @@ def execute_run(run_id: int, notify: Optional[ProgressNotifier] = None) -> Bench
             return run
         metrics = tuple(run.metrics_requested)
         clock = time.perf_counter()
-        items = load_split_items(Path(run.release.path), run.split, run.params.get("limit"))
+        items = load_split_items(Path(run.release.path), run.split, run.params.get("limit"), _decoding(run))
         if not items:
             raise BenchmarkInputError(empty_split_message(run.release, run.split))
         timings["load"] = time.perf_counter() - clock

@@ -189,3 +189,38 @@ def test_run_benchmark__sft_job_fine_tunes_on_train_and_scores_its_generations(
     assert len(answers) == 2 and all(isinstance(a, str) for a in answers)
     expected = sum(metrics.rouge_l_f1(answers, references)) / 2
     assert run.metrics["rouge_l_f1"] == pytest.approx(expected)
+
+
+def test_run_benchmark__iso_8859_1_reads_syllabi_as_the_authors_and_is_not_confused_with_mac_roman(
+    small_release: Path, shared_data
+) -> None:
+    args = ["--release", str(small_release), "--system", "search", "--limit", "6", "--sync"]
+    args += ["--metrics", "rougeL"]
+    faithful, _ = _run(*args)
+    authors, _ = _run(*args, "--syllabus-decoding", "iso-8859-1")
+    assert not authors["reused"] and authors["run"] != faithful["run"]
+    runs = {run.pk: run for run in BenchmarkRun.objects.all()}
+    assert runs[faithful["run"]].params["syllabus_decoding"] == "mac_roman"
+    assert runs[authors["run"]].params["syllabus_decoding"] == "iso-8859-1"
+    again, _ = _run(*args, "--syllabus-decoding", "iso-8859-1")
+    assert again["reused"] and again["run"] == authors["run"]
+    # The text the run searched is what the authors' load_syllabi reads: open(..., encoding="ISO-8859-1").
+    item = load_split_items(small_release, "test", 1, decoding="iso-8859-1")[0]
+    path = shared_data("syllabusqa") / "syllabi" / "syllabi_redacted" / "text" / f"{item.document_name}.txt"
+    with open(path, encoding="ISO-8859-1") as handle:
+        assert item.document == handle.read()
+    assert item.document != load_split_items(small_release, "test", 1)[0].document
+
+
+def test_run_benchmark__a_run_stored_before_the_decoding_option_is_reused_as_mac_roman(
+    small_release: Path,
+) -> None:
+    args = ["--release", str(small_release), "--system", "search", "--limit", "3", "--sync"]
+    first, _ = _run(*args, "--metrics", "rougeL")
+    run = BenchmarkRun.objects.get(pk=first["run"])
+    run.params = {k: v for k, v in run.params.items() if k != "syllabus_decoding"}
+    run.save(update_fields=["params"])
+    again, _ = _run(*args, "--metrics", "rougeL")
+    iso, _ = _run(*args, "--metrics", "rougeL", "--syllabus-decoding", "iso-8859-1")
+    assert again["reused"] and again["run"] == run.pk
+    assert not iso["reused"]

@@ -10,7 +10,12 @@ from django.core.management.base import CommandError
 from config.commands import JsonCommand
 from evaluation.baselines import SYSTEMS
 from evaluation.models import BenchmarkRun
-from evaluation.services.items import SPLITS, BenchmarkInputError
+from evaluation.services.items import (
+    DEFAULT_SYLLABUS_DECODING,
+    SPLITS,
+    SYLLABUS_DECODINGS,
+    BenchmarkInputError,
+)
 from evaluation.services.runs import JUDGES, RunRequest, execute_run, prepare_run
 from evaluation.tasks import gpu_run_benchmark
 from exports.release import ReleaseError
@@ -81,6 +86,14 @@ class Command(JsonCommand):
         parser.add_argument(
             "--sft-train-items", type=_positive, help="Fine-tune on the first N train items only."
         )
+        parser.add_argument(
+            "--syllabus-decoding",
+            default=DEFAULT_SYLLABUS_DECODING,
+            choices=SYLLABUS_DECODINGS,
+            help="How syllabus texts are read: mac_roman (as imported, the faithful reading; default) or "
+            "iso-8859-1 (the SyllabusQA authors' reading of the Mac Roman files, to compare with their "
+            "figures). Part of the parameters an identical earlier run must match.",
+        )
         parser.add_argument("--sync", action="store_true", help="Run in this process instead of on a worker.")
         parser.add_argument("--force", action="store_true", help="Run again even if an identical run exists.")
 
@@ -103,6 +116,7 @@ class Command(JsonCommand):
             judge=options["judge"],
             max_new_tokens=options["max_new_tokens"],
             sft_overrides=tuple(sorted(overrides.items())),
+            syllabus_decoding=options["syllabus_decoding"],
         )
         try:
             run, reused = prepare_run(request, force=options["force"])
