@@ -11,15 +11,18 @@ English stop words, ``PorterStemFilter``). :func:`analyze` runs the same chain i
 
 - words are Unicode UAX#29 word boundaries from ICU's word ``BreakIterator`` (PyICU), which is what
   Lucene's ``StandardTokenizer`` implements: ``www.umass.edu``, ``3.5``, ``e.g`` and ``don't`` stay whole;
-  on top of that, Lucene's rules: only segments with a letter or digit are tokens, each Han ideograph and
-  Hiragana character is its own token (ICU's dictionary would group them into words), and tokens longer
-  than 255 characters are cut into 255-character pieces;
+  on top of that, Lucene's rules: only segments with a letter or digit, and emoji, are tokens; each Han
+  ideograph and Hiragana character is its own token (ICU's dictionary would group them into words), and
+  tokens longer than 255 characters are cut into 255-character pieces;
+- emoji are tokens as in Lucene's ``<EMOJI>`` rule (TR#51 emoji sequences): a segment that starts with an
+  Extended_Pictographic character (which includes ``©``, ``®``, ``™``, ``▪``, ``☐``) or an emoji
+  modifier, or is a pair of regional indicators (a flag). ICU's segments already hold the whole sequence
+  (presentation selector, skin-tone modifier, ZWJ sequence, tag sequence, keycap); the character
+  properties are ICU's (Unicode 15; Lucene 9 generated its tables from Unicode 14);
 - a trailing ``'s`` is dropped, tokens are lower-cased, stop words removed;
 - Porter stems from NLTK's ``MARTIN_EXTENSIONS`` mode, Martin Porter's own implementation, which is what
   Lucene's ``PorterStemmer`` is (``possibly`` -> ``possibl``, ``psychology`` -> ``psycholog``; the original
   1980 algorithm gives ``possibli``, ``psychologi``).
-
-Emoji, which Lucene keeps as tokens, are dropped here; syllabi and questions have none that matter.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ MAX_TOKEN_LENGTH = 255
 _POSSESSIVE_RE = re.compile(r"['’\uff07][sS]$")
 # Lucene emits each ideograph and each Hiragana character as its own token.
 _SINGLE_CHAR_RE = re.compile(r"([\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f])")
+_ZWJ = "\u200d"
+_KEYCAP, _KEYCAP_BASES = "\u20e3", frozenset("0123456789#*")
 _STEMMER = PorterStemmer(mode=PorterStemmer.MARTIN_EXTENSIONS)
 _LOCAL = threading.local()  # an ICU BreakIterator holds its text: one per thread
 
@@ -64,6 +69,42 @@ def _word_breaks() -> icu.BreakIterator:
 @lru_cache(maxsize=65536)
 def _stem(token: str) -> str:
     return _STEMMER.stem(token, to_lowercase=False)
+
+
+def _has(char: str, prop: int) -> bool:
+    return bool(icu.Char.hasBinaryProperty(char, prop))
+
+
+def _starts_emoji(text: str, i: int) -> bool:
+    char = text[i]
+    if _has(char, icu.UProperty.EXTENDED_PICTOGRAPHIC) or _has(char, icu.UProperty.EMOJI_MODIFIER):
+        return True
+    if char in _KEYCAP_BASES:
+        return text[i + 1 : i + 2] == _KEYCAP or text[i + 1 : i + 3] == "\ufe0f" + _KEYCAP
+    pair = text[i : i + 2]
+    return len(pair) == 2 and all(_has(c, icu.UProperty.REGIONAL_INDICATOR) for c in pair)
+
+
+def emoji_token(segment: str) -> str:
+    """The ``<EMOJI>`` token Lucene's ``StandardTokenizer`` finds in a word-break segment without letters
+    or digits, or '' when it has none.
+
+    Lucene's emoji rule starts a token at an Extended_Pictographic character (``©``, ``™`` and ``▪`` are
+    ones), an emoji modifier, a keycap (``#️⃣``; a digit keycap holds a digit and is a word token already)
+    or a pair of regional indicators (a flag), with any ZWJ just before it; what precedes is skipped (a
+    skin-tone modifier is a UAX#29 Extend character, so ICU puts a lone one after a space into the
+    space's segment). Bare ``#`` and ``*`` are no tokens.
+    """
+    for i in range(len(segment)):
+        if _starts_emoji(segment, i):
+            while i > 0 and segment[i - 1] == _ZWJ:
+                i -= 1
+            return segment[i:]
+    return ""
+
+
+def _pieces(token: str) -> list[str]:
+    return [token[i : i + MAX_TOKEN_LENGTH] for i in range(0, len(token), MAX_TOKEN_LENGTH)]
 
 
 def words(text: str) -> list[str]:
@@ -85,10 +126,13 @@ def words(text: str) -> list[str]:
         segment = text[start:end] if utf16 is None else utf16[2 * start : 2 * end].decode("utf-16-le")
         start = end
         if not any(c.isalnum() for c in segment):
+            emoji = emoji_token(segment)
+            if emoji:
+                tokens.extend(_pieces(emoji))
             continue
         for piece in _SINGLE_CHAR_RE.split(segment):
             if piece and any(c.isalnum() for c in piece):
-                tokens.extend(piece[i : i + MAX_TOKEN_LENGTH] for i in range(0, len(piece), MAX_TOKEN_LENGTH))
+                tokens.extend(_pieces(piece))
     return tokens
 
 

@@ -75,7 +75,35 @@ def test_analyze__porter_as_lucene_implements_it(word: str, stem: str) -> None:
 
 
 def test_words__lucene_token_rules() -> None:
-    """Only segments with a letter or digit; one token per ideograph; 255-character pieces."""
-    assert words("-- ... 漢字 x_y 😀 ?") == ["漢", "字", "x_y"]
+    """Only segments with a letter or digit, or emoji; one token per ideograph; 255-character pieces."""
+    assert words("-- ... 漢字 x_y 😀 • → ?") == ["漢", "字", "x_y", "😀"]
     assert words("a" * 300) == ["a" * 255, "a" * 45]
     assert words("𝐀𝐁 ok") == ["𝐀𝐁", "ok"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("💩 💩💩", ["💩", "💩", "💩"]),
+        ("poo💩poo", ["poo", "💩", "poo"]),
+        ("💩中國💩", ["💩", "中", "國", "💩"]),
+        ("👩\u200d❤️\u200d👩 ok", ["👩\u200d❤️\u200d👩", "ok"]),  # ZWJ sequence: one token
+        ("👨🏼\u200d⚕️", ["👨🏼\u200d⚕️"]),  # skin-tone modifier inside a ZWJ sequence
+        ("🇺🇸🇺🇸🇺", ["🇺🇸", "🇺🇸"]),  # flags are pairs; a lone regional indicator is no token
+        ("#️⃣ 3️⃣", ["#️⃣", "3️⃣"]),  # keycaps
+        (
+            "🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",
+            ["🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f"],
+        ),  # tag sequence (England's flag)
+        ("Copyright © 2023 Acme™ ▪ ☐ done", ["Copyright", "©", "2023", "Acme", "™", "▪", "☐", "done"]),
+        ("# * 7 ✓ •", ["7"]),  # '#', '*' alone, and non-pictographic symbols are no tokens
+    ],
+)
+def test_words__emoji_are_tokens_as_in_lucene(text: str, expected: list[str]) -> None:
+    """Lucene's StandardTokenizer emits emoji sequences as <EMOJI> tokens (Extended_Pictographic: © ™ ▪)."""
+    assert words(text) == expected
+
+
+def test_analyze__emoji_count_as_terms() -> None:
+    """An emoji is a BM25 term (the lower-case, stop and stem filters keep it): it counts in chunk lengths."""
+    assert analyze("Go Team 🎉 ©") == ["go", "team", "🎉", "©"]
