@@ -1,0 +1,127 @@
+"""One bounded locust round against one HIT server: every virtual user works through its claimed HITs.
+
+Run by ``benchmarks/load_vs_turkle.py`` once per system and round (locust patches the standard library
+with gevent on import, so it runs in its own process). The plan file says, per virtual user, the HITs it
+holds: the request(s) that show the HIT page and the submission's form. Each user opens a HIT page,
+submits it, and goes on to its next HIT, with no pause (``--wait`` adds a think time); it stops when
+its HITs are done, and the round stops when every user is done or ``--seconds`` have passed. Requests
+go only to the loopback ``--host``. Writes every request's wall time (ms) and status to ``--out``.
+
+    python benchmarks/load_users.py --plan plan.json --host http://127.0.0.1:8001 --out times.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import gevent
+from locust import constant, events, task
+from locust.contrib.fasthttp import FastHttpUser
+from locust.env import Environment
+from locust.exception import StopUser
+
+QUEUES: list[list[dict[str, Any]]] = []
+TIMES: dict[str, list[float]] = {}
+FAILURES: dict[str, dict[str, int]] = {}
+HEADERS: dict[str, str] = {}
+
+
+def record(name: str, started: float, status: int, ok: bool) -> None:
+    """Keep one measurement (wall ms) or count its failure by status."""
+    if ok:
+        TIMES.setdefault(name, []).append((time.perf_counter() - started) * 1000)
+    else:
+        counts = FAILURES.setdefault(name, {})
+        counts[str(status)] = counts.get(str(status), 0) + 1
+
+
+class HitWorker(FastHttpUser):
+    """A worker holding claimed HITs: page, submit, next HIT."""
+
+    wait_time = constant(0)
+
+    def on_start(self) -> None:
+        self.queue = QUEUES.pop() if QUEUES else []
+
+    @task
+    def work(self) -> None:
+        if not self.queue:
+            raise StopUser()
+        hit = self.queue.pop(0)
+        headers = {**HEADERS, **hit.get("headers", {})}
+        started = time.perf_counter()
+        ok, status = True, 0
+        for number, url in enumerate(hit["page"], start=1):
+            part = time.perf_counter()
+            with self.client.get(url, headers=headers, name=f"page{number}", catch_response=True) as response:
+                status = response.status_code or 0
+                ok = status == 200
+                if not ok:
+                    response.failure(f"status {status}")
+            if len(hit["page"]) > 1:
+                record(f"page{number}", part, status, ok)
+            if not ok:
+                break
+        record("page", started, status, ok)
+        started = time.perf_counter()
+        with self.client.post(
+            hit["submit"],
+            data=hit["form"],
+            headers=headers,
+            name="submit",
+            catch_response=True,
+            allow_redirects=False,
+        ) as response:
+            status = response.status_code or 0
+            accepted = status in hit["accept_status"] and hit["accept_text"] in (response.text or "")
+            if not accepted:
+                response.failure(f"status {status}")
+            record("submit", started, status, accepted)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--plan", type=Path, required=True)
+    parser.add_argument("--host", required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--seconds", type=float, default=90.0)
+    parser.add_argument("--wait", type=float, default=0.0, help="think time between requests, seconds")
+    args = parser.parse_args()
+    if urlsplit(args.host).hostname not in ("127.0.0.1", "localhost", "::1"):
+        sys.exit("load_users.py sends traffic to the loopback interface only")
+    plan = json.loads(args.plan.read_text())
+    QUEUES.extend(plan["users"])
+    random.Random(0).shuffle(QUEUES)
+    HEADERS.update(plan.get("headers", {}))
+    users = len(QUEUES)
+    HitWorker.host = args.host
+    HitWorker.wait_time = constant(args.wait)
+    environment = Environment(user_classes=[HitWorker], events=events)
+    runner = environment.create_local_runner()
+    started = time.perf_counter()
+    runner.start(users, spawn_rate=users)
+    deadline = started + args.seconds
+    gevent.sleep(1.0)
+    while runner.user_count > 0 and time.perf_counter() < deadline:
+        gevent.sleep(0.2)
+    timed_out = runner.user_count > 0
+    runner.quit()
+    elapsed = time.perf_counter() - started
+    args.out.write_text(
+        json.dumps(
+            {"users": users, "seconds": elapsed, "timed_out": timed_out, "times": TIMES, "failures": FAILURES}
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
