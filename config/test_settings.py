@@ -35,3 +35,8 @@ from config.settings import CELERY_BROKER_DIR  # noqa: E402
 if _FIRST_PROCESS:
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = file_broker_options(CELERY_BROKER_DIR)
+
+# Every process of a test run closes its database connection after each request or task, as before
+# persistent connections, so that no worker or server process the tests start holds the test database
+# open when it is dropped.
+DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405

@@ -99,6 +99,17 @@ def test_settings__https_options_come_from_the_environment() -> None:
         assert warning not in checked.stderr, checked.stderr[-3000:]
 
 
+def test_settings__web_workers_keep_their_postgresql_connection() -> None:
+    code = (
+        "from config import settings as s; d = s.DATABASES['default']; "
+        "print(d['CONN_MAX_AGE'], d['CONN_HEALTH_CHECKS'])"
+    )
+    postgres = "postgres://postgres@127.0.0.1:5440/crowdqa_unused"
+    assert _python(code, DATABASE_URL=postgres).stdout.split() == ["600", "True"]
+    assert _python(code, DATABASE_URL=postgres, DATABASE_CONN_MAX_AGE="0").stdout.split() == ["0", "True"]
+    assert _python(code, DATABASE_URL="sqlite:////tmp/crowdqa-unused.sqlite3").stdout.split()[0] == "0"
+
+
 @pytest.mark.django_db
 def test_framing__hit_pages_only_by_mturk_everything_else_deny(client: Client) -> None:
     make_textbook("tb", [f"Mitochondria release energy from glucose in cells ({n})." for n in range(3)])
