@@ -15,15 +15,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from exports.plots import plot_lengths, plot_types
-from exports.records import MCQRecord, QARecord, Record
-from exports.statistics import (
-    DocumentInfo,
-    Summary,
-    count_tokens,
-    distinct_workers,
-    length_statistics,
-    type_breakdown,
-)
+from exports.records import Record
+from exports.statistics import DocumentInfo, SplitStatistics, Summary, count_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -87,9 +80,9 @@ def _length_table(stats: Mapping[str, Mapping[str, Summary]], rows: Sequence[tup
     return lines
 
 
-def _breakdown_table(by_split: Mapping[str, Sequence[QARecord]], section: str, label: str) -> list[str]:
-    columns = {**by_split, "all": [r for rs in by_split.values() for r in rs]}
-    tables = {name: type_breakdown(records)[section] for name, records in columns.items()}
+def _breakdown_table(by_split: Mapping[str, SplitStatistics], section: str, label: str) -> list[str]:
+    columns = {**by_split, "all": SplitStatistics.merged(by_split.values())}
+    tables = {name: stats.breakdown()[section] for name, stats in columns.items()}
     names = list(tables["all"])
     lines = [
         f"| {label} | " + " | ".join(f"{c} count | {c} %" for c in columns) + " |",
@@ -102,6 +95,13 @@ def _breakdown_table(by_split: Mapping[str, Sequence[QARecord]], section: str, l
             cells += [f"{entry['count']:,}", _fmt(entry["percent"])]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
+
+
+def split_statistics(
+    by_split: Mapping[str, Sequence[Record]], tokenize: Callable[[str], int] = count_tokens
+) -> dict[str, SplitStatistics]:
+    """The card's statistics of each split of records held in memory."""
+    return {split: SplitStatistics.of(records, tokenize) for split, records in by_split.items()}
 
 
 def _suggestion_section(summary: Mapping[str, Any]) -> list[str]:
@@ -141,7 +141,7 @@ def render_card(
     *,
     name: str,
     version: str,
-    by_split: Mapping[str, Sequence[Record]],
+    by_split: Optional[Mapping[str, Sequence[Record]]] = None,
     split_summary: Mapping[str, Any],
     inputs: CardInputs,
     version_counts: Mapping[str, Mapping[str, int]],
@@ -150,13 +150,16 @@ def render_card(
     plots: Sequence[str] = (PLOT_LENGTHS, PLOT_TYPES),
     suggestions: Optional[Mapping[str, Any]] = None,
     extra_sections: Sequence[str] = (),
+    split_stats: Optional[Mapping[str, SplitStatistics]] = None,
 ) -> str:
     """Return the Markdown of the dataset card.
 
     Args:
         name: release name.
         version: release version.
-        by_split: split -> records.
+        by_split: split -> records; or
+        split_stats: split -> the statistics gathered while the records were written (a streamed
+            release; ``tokenize`` was applied then).
         split_summary: :meth:`~exports.splits.SplitAssignment.to_dict` output.
         inputs: optional facts (licence, citation, crowd work, documents).
         version_counts: dataset version -> split -> rows written.
@@ -168,8 +171,9 @@ def render_card(
         extra_sections: Markdown lines placed before the plots (e.g. which files serve the original
             datasets' loaders).
     """
-    records = [r for rs in by_split.values() for r in rs]
-    is_mcq = any(isinstance(r, MCQRecord) for r in records)
+    stats_by_split = split_stats if split_stats is not None else split_statistics(by_split or {}, tokenize)
+    everything = SplitStatistics.merged(stats_by_split.values())
+    is_mcq = everything.mcq > 0
     unit = "questions" if is_mcq else "QA pairs"
     doc_label = "passage" if is_mcq else "syllabus"
     lines = [f"# {name} {version}", ""]
@@ -208,18 +212,21 @@ def render_card(
             for doc, counts in sorted(shared.items())
         ]
     lines += ["", f"| split | {unit} | documents | share |", "|---|---:|---:|---:|"]
-    for split, rs in by_split.items():
+    for split, stats in stats_by_split.items():
         share = split_summary.get("achieved_ratios", {}).get(split)
         docs = split_summary.get("document_counts", {}).get(split)
-        lines.append(
-            f"| {split} | {len(rs):,} | {_fmt(docs)} | {_fmt(None if share is None else 100 * share)}% |"
-        )
+        percent = _fmt(None if share is None else 100 * share)
+        lines.append(f"| {split} | {stats.records:,} | {_fmt(docs)} | {percent}% |")
     lines.append("")
     if len(version_counts) > 1 or any(excluded.values()):
-        lines += ["Rows per dataset version:", "", "| version | " + " | ".join(by_split) + " | left out |"]
-        lines.append("|---|" + "---:|" * (len(by_split) + 1))
+        lines += [
+            "Rows per dataset version:",
+            "",
+            "| version | " + " | ".join(stats_by_split) + " | left out |",
+        ]
+        lines.append("|---|" + "---:|" * (len(stats_by_split) + 1))
         for vname, counts in version_counts.items():
-            cells = [f"{counts.get(s, 0):,}" for s in by_split]
+            cells = [f"{counts.get(s, 0):,}" for s in stats_by_split]
             lines.append(f"| {vname} | " + " | ".join(cells) + f" | {excluded.get(vname, 0):,} |")
         lines.append("")
         if excluded.get("direct_answer"):
@@ -228,7 +235,7 @@ def render_card(
                 "",
             ]
 
-    stats = {s: length_statistics(rs, inputs.documents, tokenize=tokenize) for s, rs in by_split.items()}
+    stats = {s: st.lengths(inputs.documents) for s, st in stats_by_split.items()}
     rows = [
         ("pages_per_document", f"pages / {doc_label}"),
         ("tokens_per_document", f"tokens / {doc_label}"),
@@ -242,17 +249,16 @@ def render_card(
     lines += _length_table(stats, rows) + [""]
 
     if not is_mcq:
-        qa = {s: [r for r in rs if isinstance(r, QARecord)] for s, rs in by_split.items()}
         lines += ["## Question types and answer sources", ""]
-        lines += _breakdown_table(qa, "question_types", "question type") + [""]
+        lines += _breakdown_table(stats_by_split, "question_types", "question type") + [""]
         lines += [
             "Answer source: explicit (yes/no, single factual, multi factual), implicit (single reasoning, "
             "multi reasoning, summarization), insufficient information (no answer).",
             "",
         ]
-        lines += _breakdown_table(qa, "answer_sources", "answer source") + [""]
+        lines += _breakdown_table(stats_by_split, "answer_sources", "answer source") + [""]
 
-    workers = inputs.workers if inputs.workers is not None else distinct_workers(records)
+    workers = inputs.workers if inputs.workers is not None else everything.distinct_workers()
     crowd = [
         ("workers", _fmt(workers) if workers is not None else None),
         ("median time per HIT", f"{inputs.median_seconds / 60:.1f} min" if inputs.median_seconds else None),
@@ -303,7 +309,7 @@ def write_card(
     *,
     name: str,
     version: str,
-    by_split: Mapping[str, Sequence[Record]],
+    by_split: Optional[Mapping[str, Sequence[Record]]] = None,
     split_summary: Mapping[str, Any],
     inputs: CardInputs,
     version_counts: Mapping[str, Mapping[str, int]],
@@ -311,15 +317,20 @@ def write_card(
     tokenize: Callable[[str], int] = count_tokens,
     suggestions: Optional[Mapping[str, Any]] = None,
     extra_sections: Sequence[str] = (),
+    split_stats: Optional[Mapping[str, SplitStatistics]] = None,
 ) -> list[Path]:
-    """Write ``card.md`` and its plots under ``root``; return the files written."""
+    """Write ``card.md`` and its plots under ``root``; return the files written.
+
+    Give the records (``by_split``) or the statistics gathered while writing them (``split_stats``).
+    """
+    stats = split_stats if split_stats is not None else split_statistics(by_split or {}, tokenize)
     (root / "plots").mkdir(parents=True, exist_ok=True)
-    plot_lengths(by_split, root / PLOT_LENGTHS, tokenize=tokenize)
-    plot_types(by_split, root / PLOT_TYPES)
+    plot_lengths(stats, root / PLOT_LENGTHS)
+    plot_types(stats, root / PLOT_TYPES)
     text = render_card(
         name=name,
         version=version,
-        by_split=by_split,
+        split_stats=stats,
         split_summary=split_summary,
         inputs=inputs,
         version_counts=version_counts,

@@ -23,7 +23,7 @@ Problem codes (stable; the command's ``--allow-*`` flags and the page use them):
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Optional, Protocol
 
@@ -76,15 +76,19 @@ def _normal(text: str) -> str:
 
 
 def _leaks(
-    records: Iterable[CheckedRecord], items: Mapping[str, str], exempt: Iterable[str] = ()
+    records: Iterable[CheckedRecord], assignment: SplitAssignment, exempt: Iterable[str] = ()
 ) -> list[SplitProblem]:
-    """Documents and question/answer pairs in two splits; ``exempt`` documents are reported elsewhere."""
+    """Documents and question/answer pairs in two splits; ``exempt`` documents are reported elsewhere.
+
+    Memory grows with the documents and the distinct multiple-choice questions, not with QA pairs.
+    """
     exempt_documents = set(exempt)
     documents: dict[str, set[str]] = defaultdict(set)
     questions: dict[str, set[str]] = defaultdict(set)
     for record in records:
-        split = items.get(record.id)
-        if split is None:
+        try:
+            split = assignment.split_for(record.id, record.document_id)
+        except KeyError:  # not split
             continue
         if record.document_id and record.document_id not in exempt_documents:
             documents[record.document_id].add(split)
@@ -158,7 +162,7 @@ def split_problems(
                 )
             )
     exempt = assignment.shared_documents if original_splits else {}
-    return problems + _leaks(records, assignment.items, exempt)
+    return problems + _leaks(records, assignment, exempt)
 
 
 def refused(problems: Iterable[SplitProblem], allowed: Iterable[str]) -> list[SplitProblem]:

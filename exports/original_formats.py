@@ -16,12 +16,11 @@ The card section :func:`loader_notes` says which files serve which loader. Nothi
 from __future__ import annotations
 
 import csv
-import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import IO, Any, Optional
 
 from exports.records import SYLLABUSQA_COLUMNS, MCQRecord, QARecord
 
@@ -59,28 +58,107 @@ class SourceDocument:
     meta_row: Optional[int] = None
 
 
-def _syllabusqa_csv_text(records: Sequence[QARecord]) -> str:
-    buffer = io.StringIO(newline="")
-    writer = csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+def _syllabusqa_csv_writer(handle: IO[str]) -> Any:
+    writer = csv.writer(handle, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
     writer.writerow(SYLLABUSQA_COLUMNS)
-    for record in records:
-        row = record.to_syllabusqa_row()
-        writer.writerow([row[c] for c in SYLLABUSQA_COLUMNS])
-    return buffer.getvalue()
+    return writer
 
 
-def write_syllabusqa_json(records: Sequence[QARecord], path: Path) -> int:
-    """Write one split as the authors' ``{split}.json`` and return the number of rows.
+def write_syllabusqa_csv_row(writer: Any, record: QARecord) -> None:
+    """One record as a row of the plain SyllabusQA CSV (no formula neutralising) that pandas reads."""
+    row = record.to_syllabusqa_row()
+    writer.writerow([row[c] for c in SYLLABUSQA_COLUMNS])
 
-    Why pandas: the authors' JSON is pandas' output over their CSV (empty cells and pandas' NA strings
-    become ``null``, ``/`` is escaped as ``\\/``), and their loaders read the CSV through pandas too, so
-    pandas is the one faithful way to write it.
+
+class SyllabusQAJsonWriter:
+    """Writes one split's ``{split}.json`` from records given one at a time, in bounded memory.
+
+    The records go to a plain CSV beside ``path`` (``<path>.csv.tmp``) as they come; :meth:`close` turns
+    it into the authors' JSON with pandas in chunks (:func:`syllabusqa_json_from_csv`) and removes it.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.scratch = path.with_name(path.name + ".csv.tmp")
+        self.handle = self.scratch.open("w", encoding="utf-8", newline="")
+        self.writer = _syllabusqa_csv_writer(self.handle)
+        self.rows = 0
+
+    def write(self, record: QARecord) -> None:
+        """Append one record."""
+        write_syllabusqa_csv_row(self.writer, record)
+        self.rows += 1
+
+    def close(self) -> int:
+        """Write the JSON and return the number of rows."""
+        self.handle.close()
+        try:
+            syllabusqa_json_from_csv(self.scratch, self.path)
+        finally:
+            self.scratch.unlink(missing_ok=True)
+        return self.rows
+
+
+JSON_CHUNK_ROWS = 20_000
+
+
+def _common_dtypes(csv_path: Path, chunk_rows: int) -> dict[str, Any]:
+    """Column -> the dtype pandas infers for the whole file, from the dtypes of its chunks.
+
+    A column whose chunks are all of one dtype keeps it; integers with floats (a chunk with empty cells)
+    are floats, as pandas joins them; any other mix reads as text (object).
     """
     import pandas as pd
 
-    frame = pd.read_csv(io.StringIO(_syllabusqa_csv_text(records)), encoding="utf-8")
-    path.write_text(frame.to_json(orient="records", indent=2, force_ascii=False), encoding="utf-8")
-    return len(records)
+    seen: dict[str, set[str]] = {}
+    for chunk in pd.read_csv(csv_path, encoding="utf-8", chunksize=chunk_rows):
+        for column, dtype in chunk.dtypes.items():
+            seen.setdefault(str(column), set()).add(str(dtype))
+    common: dict[str, Any] = {}
+    for column, dtypes in seen.items():
+        if len(dtypes) == 1:
+            common[column] = dtypes.pop()
+        elif dtypes <= {"int64", "float64"}:
+            common[column] = "float64"
+        else:
+            common[column] = object
+    return common
+
+
+def syllabusqa_json_from_csv(csv_path: Path, path: Path, *, chunk_rows: int = JSON_CHUNK_ROWS) -> None:
+    """Write the authors' JSON of a plain SyllabusQA CSV, reading it ``chunk_rows`` rows at a time.
+
+    Why pandas: the authors' JSON is pandas' output over their CSV (empty cells and pandas' NA strings
+    become ``null``, ``/`` is escaped as ``\\/``), and their loaders read the CSV through pandas too, so
+    pandas is the one faithful way to write it. Each chunk is read with the dtypes pandas infers for the
+    whole file (:func:`_common_dtypes`), so the chunks' JSON joined is the whole file's JSON.
+    """
+    import pandas as pd
+
+    dtypes = _common_dtypes(csv_path, chunk_rows)
+    chunks = pd.read_csv(csv_path, encoding="utf-8", chunksize=chunk_rows, dtype=dtypes)
+    with path.open("w", encoding="utf-8") as handle:
+        wrote = False
+        for chunk in chunks:
+            if chunk.empty:
+                continue
+            text = chunk.to_json(orient="records", indent=2, force_ascii=False)
+            # "[\n  {...},\n  {...}\n]": chunks are joined inside one pair of brackets.
+            handle.write(("," if wrote else "[") + text[1:-2])
+            wrote = True
+        if wrote:
+            handle.write("\n]")
+        else:
+            empty = pd.read_csv(csv_path, encoding="utf-8")
+            handle.write(empty.to_json(orient="records", indent=2, force_ascii=False))
+
+
+def write_syllabusqa_json(records: Sequence[QARecord], path: Path) -> int:
+    """Write one split as the authors' ``{split}.json`` and return the number of rows."""
+    writer = SyllabusQAJsonWriter(path)
+    for record in records:
+        writer.write(record)
+    return writer.close()
 
 
 def to_mojibake(value: str) -> str:
@@ -94,11 +172,12 @@ def to_mojibake(value: str) -> str:
         return value
 
 
-def write_syllabi(documents: Sequence[SourceDocument], root: Path) -> dict[str, int]:
+def write_syllabi(documents: Iterable[SourceDocument], root: Path) -> dict[str, int]:
     """Write ``syllabi/syllabi_redacted/text/<name>.txt`` and ``syllabi/syllabi_meta_info.csv``.
 
     Texts are encoded Mac Roman with CR line ends (the release's own encoding, which the authors' code
-    reads as ISO-8859-1); a character Mac Roman cannot hold becomes ``?`` and is counted.
+    reads as ISO-8859-1); a character Mac Roman cannot hold becomes ``?`` and is counted. Each text is
+    written as it comes (only the metadata rows are kept for the CSV), so ``documents`` may be a stream.
 
     Returns:
         ``{"documents": n, "unencodable_characters": m}``.
@@ -106,6 +185,7 @@ def write_syllabi(documents: Sequence[SourceDocument], root: Path) -> dict[str, 
     text_dir = root / SYLLABI_TEXT_DIR
     text_dir.mkdir(parents=True, exist_ok=True)
     unencodable = 0
+    metas: list[SourceDocument] = []
     for document in documents:
         text = document.text.replace("\r\n", "\n").replace("\n", "\r")
         try:
@@ -116,8 +196,9 @@ def write_syllabi(documents: Sequence[SourceDocument], root: Path) -> dict[str, 
                 1 for ch in text if ch != "?" and ch.encode("mac_roman", errors="replace") == b"?"
             )
         (text_dir / f"{document.name}.txt").write_bytes(data)
+        metas.append(SourceDocument(document.name, "", document.meta, document.meta_row))
     ordered = sorted(
-        documents, key=lambda d: (d.meta_row is None, d.meta_row if d.meta_row is not None else 0, d.name)
+        metas, key=lambda d: (d.meta_row is None, d.meta_row if d.meta_row is not None else 0, d.name)
     )
     with (root / SYLLABI_META).open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
@@ -125,7 +206,7 @@ def write_syllabi(documents: Sequence[SourceDocument], root: Path) -> dict[str, 
         for document in ordered:
             values = {"name": document.name, "filename": document.name, **document.meta}
             writer.writerow([to_mojibake(str(values.get(c) or "")) for c in SYLLABI_META_COLUMNS])
-    return {"documents": len(documents), "unencodable_characters": unencodable}
+    return {"documents": len(metas), "unencodable_characters": unencodable}
 
 
 def sciq_item(record: MCQRecord) -> dict[str, str]:
@@ -149,12 +230,37 @@ def sciq_item(record: MCQRecord) -> dict[str, str]:
     return item
 
 
+class SciQJsonWriter:
+    """Writes one split in SciQ's JSON layout from records given one at a time.
+
+    The bytes are ``json.dumps(items, indent=16)`` of the whole list: each item is dumped alone and
+    indented one level (JSON strings hold no raw line break, so every line can be indented).
+    """
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.handle = path.open("w", encoding="ascii", newline="")
+        self.rows = 0
+
+    def write(self, record: MCQRecord) -> None:
+        """Append one question."""
+        item = json.dumps(sciq_item(record), indent=16).replace("\n", "\n" + " " * 16)
+        self.handle.write(("[\n" if not self.rows else ",\n") + " " * 16 + item)
+        self.rows += 1
+
+    def close(self) -> int:
+        """Finish the file and return the number of questions."""
+        self.handle.write("\n]\n" if self.rows else "[]\n")
+        self.handle.close()
+        return self.rows
+
+
 def write_sciq_json(records: Sequence[MCQRecord], path: Path) -> int:
     """Write one split in SciQ's JSON layout and return the number of questions."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    items = [sciq_item(r) for r in records]
-    path.write_text(json.dumps(items, indent=16) + "\n", encoding="ascii")
-    return len(items)
+    writer = SciQJsonWriter(path)
+    for record in records:
+        writer.write(record)
+    return writer.close()
 
 
 def loader_notes(kind: str, *, syllabi: Optional[Mapping[str, int]] = None) -> list[str]:

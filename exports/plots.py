@@ -7,7 +7,7 @@ the ``Software`` metadata entry so that the bytes depend on the data only (re-ex
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 import matplotlib
@@ -15,26 +15,21 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
-from exports.records import QUESTION_TYPES, MCQRecord, QARecord, Record  # noqa: E402
-from exports.statistics import count_tokens  # noqa: E402
+from exports.records import QUESTION_TYPES  # noqa: E402
+from exports.statistics import SplitStatistics  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
 _PNG_METADATA = {"Software": None}
 
 
-def plot_lengths(
-    by_split: Mapping[str, Sequence[Record]],
-    path: Path,
-    *,
-    tokenize: Callable[[str], int] = count_tokens,
-) -> Path:
+def plot_lengths(by_split: Mapping[str, SplitStatistics], path: Path) -> Path:
     """Write histograms of question and answer lengths (tokens), one series per split.
 
     Args:
-        by_split: split name -> records.
+        by_split: split name -> its statistics (length histograms, see
+            :class:`~exports.statistics.SplitStatistics`).
         path: PNG file to write.
-        tokenize: token counter.
 
     Returns:
         ``path``.
@@ -42,18 +37,20 @@ def plot_lengths(
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), dpi=100)
     try:
         for ax, label in zip(axes, ("question", "answer"), strict=False):
-            for split, records in by_split.items():
-                lengths = [
-                    tokenize(
-                        r.question
-                        if label == "question"
-                        else (r.answer if isinstance(r, QARecord) else r.correct_answer)
-                    )
-                    for r in records
-                ]
-                if lengths:
+            for split, stats in by_split.items():
+                counts = stats.question_tokens if label == "question" else stats.answer_tokens
+                lengths = sorted(counts)
+                n = sum(counts.values())
+                if n:
+                    # Each distinct length once, weighted by how often it occurs: the same bins, counts
+                    # and densities as the histogram of every value.
                     ax.hist(
-                        lengths, bins=30, histtype="step", density=True, label=f"{split} (n={len(lengths)})"
+                        lengths,
+                        bins=30,
+                        weights=[counts[v] for v in lengths],
+                        histtype="step",
+                        density=True,
+                        label=f"{split} (n={n})",
                     )
             ax.set_xlabel(f"tokens per {label}")
             ax.set_ylabel("density")
@@ -65,7 +62,7 @@ def plot_lengths(
     return path
 
 
-def plot_types(by_split: Mapping[str, Sequence[Record]], path: Path) -> Path:
+def plot_types(by_split: Mapping[str, SplitStatistics], path: Path) -> Path:
     """Write a grouped bar chart of question-type shares per split (MCQ: distractor counts).
 
     Returns:
@@ -74,26 +71,22 @@ def plot_types(by_split: Mapping[str, Sequence[Record]], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(9, 3.4), dpi=100)
     try:
         splits = list(by_split)
-        all_records = [r for records in by_split.values() for r in records]
-        if any(isinstance(r, MCQRecord) for r in all_records):
-            categories = sorted({len(r.distractors) for r in all_records if isinstance(r, MCQRecord)})
+        everything = SplitStatistics.merged(by_split.values())
+        counts_of: dict[str, Mapping[object, int]]
+        if everything.mcq:
+            categories: list[object] = sorted(everything.distractor_counts)
             labels = [f"{c} distractors" for c in categories]
-
-            def key(r: Record) -> object:
-                return len(r.distractors) if isinstance(r, MCQRecord) else None
+            counts_of = {s: by_split[s].distractor_counts for s in splits}
         else:
-            extra = sorted({r.question_type for r in all_records} - set(QUESTION_TYPES))
-            categories = [t for t in QUESTION_TYPES if any(r.question_type == t for r in all_records)] + extra
-            labels = list(categories)
-
-            def key(r: Record) -> object:
-                return r.question_type if isinstance(r, QARecord) else None
+            extra = sorted(set(everything.question_types) - set(QUESTION_TYPES))
+            categories = [t for t in QUESTION_TYPES if everything.question_types.get(t)] + extra
+            labels = [str(c) for c in categories]
+            counts_of = {s: by_split[s].question_types for s in splits}
 
         width = 0.8 / max(1, len(splits))
         for i, split in enumerate(splits):
-            records = by_split[split]
-            total = len(records) or 1
-            shares = [100 * sum(1 for r in records if key(r) == c) / total for c in categories]
+            total = by_split[split].records or 1
+            shares = [100 * counts_of[split].get(c, 0) / total for c in categories]
             ax.bar([x + i * width for x in range(len(categories))], shares, width, label=split)
         ax.set_xticks([x + width * (len(splits) - 1) / 2 for x in range(len(categories))])
         ax.set_xticklabels(labels, rotation=20, fontsize=8)

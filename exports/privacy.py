@@ -30,7 +30,7 @@ import re
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from crowd.pseudonyms import PSEUDONYM
 
@@ -179,15 +179,81 @@ def _decode_text(raw: bytes) -> str:
         return raw.decode("mac_roman")
 
 
-def _json_records(path: Path) -> Optional[list[dict]]:
-    """The objects of a JSON file that is an array of objects; None for any other file."""
+JSON_READ_CHARS = 1 << 20
+SCAN_BATCH_CHARS = 8 << 20
+"""Text scanned per batch of values: a file of any size is scanned in bounded memory."""
+
+
+def _json_array_items(path: Path) -> Iterator[Any]:
+    """The items of a JSON array file, decoded one at a time from a buffer of about 1 MB.
+
+    Raises:
+        ValueError: the file is not a JSON array (``json.JSONDecodeError`` or ``UnicodeDecodeError``).
+    """
+    decoder = json.JSONDecoder()
+    with path.open(encoding="utf-8") as handle:
+        buffer = handle.read(JSON_READ_CHARS)
+        eof = not buffer
+        pos = 0
+
+        def fill(need_more: bool) -> bool:
+            nonlocal buffer, pos, eof
+            if eof:
+                return False
+            more = handle.read(JSON_READ_CHARS)
+            eof = not more
+            buffer = buffer[pos:] + more
+            pos = 0
+            return bool(more) or not need_more
+
+        def skip() -> Optional[str]:
+            nonlocal pos
+            while True:
+                while pos < len(buffer) and buffer[pos] in " \t\r\n":
+                    pos += 1
+                if pos < len(buffer):
+                    return buffer[pos]
+                if not fill(True):
+                    return None
+
+        if skip() != "[":
+            raise json.JSONDecodeError("not a JSON array", buffer, pos)
+        pos += 1
+        if skip() == "]":
+            pos += 1
+        else:
+            while True:
+                while True:
+                    try:
+                        item, end = decoder.raw_decode(buffer, pos)
+                    except json.JSONDecodeError:
+                        if not fill(True):
+                            raise
+                        continue
+                    if end == len(buffer) and not eof and fill(True):
+                        continue  # a number may go on in the next block
+                    break
+                pos = end
+                yield item
+                mark = skip()
+                if mark == ",":
+                    pos += 1
+                    skip()
+                    continue
+                if mark == "]":
+                    pos += 1
+                    break
+                raise json.JSONDecodeError("expected ',' or ']'", buffer, pos)
+        if skip() is not None:
+            raise json.JSONDecodeError("extra data after the array", buffer, pos)
+
+
+def _is_record_array(path: Path) -> bool:
+    """True when a JSON file is an array of objects (read through once, item by item)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return all(isinstance(item, dict) for item in _json_array_items(path))
     except (UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    if isinstance(data, list) and all(isinstance(item, dict) for item in data):
-        return data
-    return None
+        return False
 
 
 def _fields(path: Path) -> Iterator[tuple[int, Optional[str], str]]:
@@ -195,13 +261,16 @@ def _fields(path: Path) -> Iterator[tuple[int, Optional[str], str]]:
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq  # only release files need it; crowd.models imports this module
 
-        table = pq.read_table(path)
-        for name in table.column_names:
-            for row, value in enumerate(table.column(name).to_pylist(), start=1):
-                if isinstance(value, list):
-                    value = "\n".join(v for v in value if isinstance(v, str))
-                if isinstance(value, str):
-                    yield row, name, value
+        parquet = pq.ParquetFile(path)
+        for name in parquet.schema_arrow.names:
+            row = 0
+            for batch in parquet.iter_batches(columns=[name]):
+                for value in batch.column(0).to_pylist():
+                    row += 1
+                    if isinstance(value, list):
+                        value = "\n".join(v for v in value if isinstance(v, str))
+                    if isinstance(value, str):
+                        yield row, name, value
     elif path.suffix == ".csv":
         with path.open(encoding="utf-8", newline="") as handle:
             reader = csv.reader(handle)
@@ -218,9 +287,9 @@ def _fields(path: Path) -> Iterator[tuple[int, Optional[str], str]]:
                         value = "\n".join(_strings(value))
                     if isinstance(value, str):
                         yield number, column, value
-    elif path.suffix == ".json" and isinstance(records := _json_records(path), list):
+    elif path.suffix == ".json" and _is_record_array(path):
         # A JSON array of objects (the original datasets' split files): scanned per field, like JSONL.
-        for number, record in enumerate(records, start=1):
+        for number, record in enumerate(_json_array_items(path), start=1):
             for column, value in record.items():
                 text = "\n".join(_strings(value))
                 if text:
@@ -230,10 +299,29 @@ def _fields(path: Path) -> Iterator[tuple[int, Optional[str], str]]:
             yield number, None, text
 
 
+def _batches(
+    fields: Iterator[tuple[int, Optional[str], str]], limit: int
+) -> Iterator[list[tuple[int, Optional[str], str]]]:
+    """The fields in consecutive batches of about ``limit`` characters."""
+    batch: list[tuple[int, Optional[str], str]] = []
+    size = 0
+    for entry in fields:
+        batch.append(entry)
+        size += len(entry[2]) + 1
+        if size >= limit:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
 def scan_file(
     path: Path, *, root: Optional[Path] = None, allow: Collection[str] = ()
 ) -> list[PrivacyFinding]:
     """Scan one release file (CSV, JSONL and Parquet per field; Markdown per line; others skipped).
+
+    The file is read in batches of about :data:`SCAN_BATCH_CHARS` characters, so memory does not grow
+    with the file.
 
     Args:
         path: the file.
@@ -242,30 +330,33 @@ def scan_file(
             case-insensitively.
 
     Returns:
-        The findings, including ``raw_worker_id`` for a ``worker`` value that is not a pseudonym.
+        The findings: ``raw_worker_id`` (a ``worker`` value that is not a pseudonym) first, then the
+        pattern matches, each in file order.
     """
     name = str(path.relative_to(root)) if root else path.name
     allowed = {a.lower() for a in allow}
-    fields = list(_fields(path))
-    findings: list[PrivacyFinding] = [
-        PrivacyFinding("raw_worker_id", name, line, column, text)
-        for line, column, text in fields
-        if column == WORKER_COLUMN and text and not PSEUDONYM.match(text)
-    ]
-    # Fast path: the patterns run once over all values joined by NUL (which no pattern can cross);
-    # only the kinds found there are then located value by value.
-    kinds = candidate_kinds("\x00".join(text for _, column, text in fields if column != WORKER_COLUMN))
-    if not kinds:
-        return findings
-    for line, column, text in fields:
-        if column == WORKER_COLUMN:
+    workers: list[PrivacyFinding] = []
+    findings: list[PrivacyFinding] = []
+    for batch in _batches(_fields(path), SCAN_BATCH_CHARS):
+        workers.extend(
+            PrivacyFinding("raw_worker_id", name, line, column, text)
+            for line, column, text in batch
+            if column == WORKER_COLUMN and text and not PSEUDONYM.match(text)
+        )
+        # Fast path: the patterns run once over the batch's values joined by NUL (which no pattern can
+        # cross); only the kinds found there are then located value by value.
+        kinds = candidate_kinds("\x00".join(text for _, column, text in batch if column != WORKER_COLUMN))
+        if not kinds:
             continue
-        for kind, value in find_pii(text, kinds):
-            if column in ID_COLUMNS and kind in ID_KINDS:
+        for line, column, text in batch:
+            if column == WORKER_COLUMN:
                 continue
-            if value.lower() not in allowed:
-                findings.append(PrivacyFinding(kind, name, line, column, value))
-    return findings
+            for kind, value in find_pii(text, kinds):
+                if column in ID_COLUMNS and kind in ID_KINDS:
+                    continue
+                if value.lower() not in allowed:
+                    findings.append(PrivacyFinding(kind, name, line, column, value))
+    return workers + findings
 
 
 def scan_release(

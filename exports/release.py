@@ -25,7 +25,8 @@ import logging
 import os
 import re
 import shutil
-from collections.abc import Callable, Collection, Mapping, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,37 +35,39 @@ from typing import Any, Optional
 from annotation.hashing import file_sha256
 from exports.card import CardInputs, write_card
 from exports.factories import create_formatter, create_writer, parse_formats, versions_for
-from exports.formatters import extra_field_kinds
+from exports.formatters import ExtraFieldKinds, Formatter
 from exports.original_formats import (
     SCIQ_DIR,
     SCIQ_FILES,
+    SciQJsonWriter,
     SourceDocument,
+    SyllabusQAJsonWriter,
     loader_notes,
-    write_sciq_json,
     write_syllabi,
-    write_syllabusqa_json,
 )
 from exports.privacy import check_release_privacy
-from exports.records import Record, record_kind
+from exports.records import Record, RecordError, record_kind
 from exports.splits import (
     DEFAULT_RATIOS,
     SCIQ_TEST_SIZE,
     SCIQ_VAL_SIZE,
     SPLITS,
+    GroupCollector,
     PreviousAssignment,
     SplitAssignment,
+    SplitError,
     SplitItem,
-    group_split,
-    sciq_split,
+    group_split_groups,
+    sciq_split_groups,
 )
-from exports.statistics import count_tokens
+from exports.statistics import SplitStatistics, count_tokens
 from exports.suggestions import (
     SUGGESTIONS_FILE,
     ItemSuggestions,
     check_suggestion_ids,
     summarize_suggestions,
-    write_suggestions,
 )
+from exports.writers import RowSink
 
 logger = logging.getLogger(__name__)
 
@@ -146,8 +149,129 @@ def count_rows(path: Path) -> Optional[int]:
     return None
 
 
+class RecordStream(ABC):
+    """Release records read in chunks (from a database), in release order, any number of times.
+
+    A release is built in two passes over its records (one to split, one to write), so records never
+    have to be held in memory together. Records come sorted by id, or in the source's own order when
+    the release keeps it (``keep_order``); :attr:`sorted_by_id` says which.
+    """
+
+    sorted_by_id: bool = True
+
+    @abstractmethod
+    def __iter__(self) -> Iterator[Record]:
+        """Yield every record, in release order."""
+
+
+class _InMemory(RecordStream):
+    """Records given as a sequence, put in release order once."""
+
+    def __init__(self, records: Sequence[Record], *, keep_order: bool) -> None:
+        self.records = list(records) if keep_order else sorted(records, key=lambda r: r.id)
+        self.sorted_by_id = not keep_order
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self.records)
+
+
+def record_stream(records: Sequence[Record] | RecordStream, *, keep_order: bool = False) -> RecordStream:
+    """``records`` as a :class:`RecordStream` (a sequence is sorted by id unless ``keep_order``)."""
+    if isinstance(records, RecordStream):
+        return records
+    return _InMemory(records, keep_order=keep_order)
+
+
+@dataclass
+class Survey:
+    """What one pass over a release's records tells before the split: kind, size, columns, documents.
+
+    Attributes:
+        kind: ``qa`` or ``mcq``.
+        count: records.
+        extra_kinds: extra field -> column kind (:func:`exports.formatters.extra_field_kinds`).
+        groups: per-document aggregates for the splitter.
+        suggested: ids of records that have a suggestion log.
+    """
+
+    kind: str
+    count: int
+    extra_kinds: dict[str, str]
+    groups: GroupCollector
+    suggested: set[str]
+
+
+def survey_records(
+    records: RecordStream,
+    *,
+    previous: Optional[PreviousAssignment] = None,
+    suggestions: Collection[str] = (),
+) -> Survey:
+    """Read every record once: its kind, extra columns, document aggregates; refuse duplicate ids.
+
+    Memory grows with the documents (and, for a stream not sorted by id, the ids), not with records.
+
+    Raises:
+        exports.records.RecordError: no records, records of two kinds, or something else than a record.
+        exports.splits.SplitError: two records with one id.
+        exports.formatters.FormatError: an extra field holds a list or dict.
+    """
+    kinds: set[str] = set()
+    extras = ExtraFieldKinds()
+    groups = GroupCollector(previous)
+    suggested: set[str] = set()
+    seen: set[str] = set()
+    last: Optional[str] = None
+    count = 0
+    for record in records:
+        kinds.add(record_kind([record]))
+        if records.sorted_by_id:
+            duplicate = record.id == last
+            last = record.id
+        else:
+            duplicate = record.id in seen
+            seen.add(record.id)
+        if duplicate:
+            raise SplitError(f"duplicate item id {record.id!r} (document {record.document_id!r})")
+        extras.add(record)
+        groups.add(SplitItem(record.id, record.document_id, record.stratum))
+        if record.id in suggestions:
+            suggested.add(record.id)
+        count += 1
+    if len(kinds) != 1:
+        raise RecordError(f"a release needs records of one kind, got {sorted(kinds) or 'none'}")
+    return Survey(kinds.pop(), count, extras.kinds(), groups, suggested)
+
+
+def split_survey(
+    survey: Survey,
+    *,
+    ratios: Sequence[float],
+    seed: int,
+    sciq_mode: bool,
+    sciq_sizes: tuple[int, int],
+    previous: Optional[PreviousAssignment],
+) -> SplitAssignment:
+    """The split of surveyed records.
+
+    Every item follows its document (see :meth:`~exports.splits.SplitAssignment.split_for`).
+    """
+    if sciq_mode:
+        return sciq_split_groups(
+            survey.groups.groups,
+            kept=survey.groups.kept,
+            val_size=sciq_sizes[0],
+            test_size=sciq_sizes[1],
+            seed=seed,
+            previous=previous,
+        )
+    return group_split_groups(
+        survey.groups.groups, kept=survey.groups.kept, ratios=ratios, seed=seed, previous=previous
+    )
+
+
 def split_records(
-    records: Sequence[Record],
+    records: Sequence[Record] | RecordStream,
     *,
     ratios: Sequence[float],
     seed: int,
@@ -156,12 +280,10 @@ def split_records(
     previous: Optional[PreviousAssignment],
 ) -> SplitAssignment:
     """The split :func:`build_release` makes of ``records`` (also used to check a release before building)."""
-    items = [SplitItem(r.id, r.document_id, r.stratum) for r in records]
-    if sciq_mode:
-        return sciq_split(
-            items, val_size=sciq_sizes[0], test_size=sciq_sizes[1], seed=seed, previous=previous
-        )
-    return group_split(items, ratios=ratios, seed=seed, previous=previous)
+    survey = survey_records(record_stream(records, keep_order=True), previous=previous)
+    return split_survey(
+        survey, ratios=ratios, seed=seed, sciq_mode=sciq_mode, sciq_sizes=sciq_sizes, previous=previous
+    )
 
 
 def _write_json(path: Path, data: Any, *, indent: Optional[int] = 2) -> None:
@@ -169,7 +291,7 @@ def _write_json(path: Path, data: Any, *, indent: Optional[int] = 2) -> None:
 
 
 def build_release(
-    records: Sequence[Record],
+    records: Sequence[Record] | RecordStream,
     *,
     name: str,
     version: str,
@@ -189,12 +311,13 @@ def build_release(
     source: str = "",
     check_split: Optional[Callable[[SplitAssignment], None]] = None,
     keep_order: bool = False,
-    source_documents: Sequence[SourceDocument] = (),
+    source_documents: Iterable[SourceDocument] = (),
 ) -> ReleaseResult:
     """Build the immutable release directory ``out_dir/<name>-<version>``.
 
     Args:
-        records: all :class:`~exports.records.QARecord` or all :class:`~exports.records.MCQRecord`.
+        records: all :class:`~exports.records.QARecord` or all :class:`~exports.records.MCQRecord`: a
+            sequence, or a :class:`RecordStream` (read twice, never held in memory).
         name: dataset name (letters, digits, ``.``, ``_``, ``-``).
         version: release version, same characters.
         out_dir: parent folder; created if missing.
@@ -216,9 +339,10 @@ def build_release(
         check_split: called with the split before any file is written; it may raise to stop the
             build (``exports.services.exporting`` refuses empty or short splits and leakage there).
         keep_order: write each split's rows in the order of ``records`` (the source files' order, for
-            original splits) instead of sorted by id.
-        source_documents: the syllabi a QA release's records refer to; written in the SyllabusQA
-            authors' layout (``syllabi/``, see :mod:`exports.original_formats`).
+            original splits) instead of sorted by id (a :class:`RecordStream` brings its own order).
+        source_documents: the syllabi a QA release's records refer to (any iterable; an empty one
+            is falsy); written in the SyllabusQA authors' layout (``syllabi/``, see
+            :mod:`exports.original_formats`).
 
     Returns:
         The :class:`ReleaseResult`.
@@ -233,7 +357,8 @@ def build_release(
     for label, value in (("name", name), ("version", version)):
         if not _SAFE_NAME.match(value):
             raise ReleaseError(f"release {label} {value!r}: use letters, digits, '.', '_' and '-' only")
-    kind = record_kind(records)
+    stream = record_stream(records, keep_order=keep_order)
+    survey = survey_records(stream, previous=previous_assignment, suggestions=suggestions or {})
     fmts = parse_formats(formats)
     inputs = card_inputs or CardInputs()
     out_dir = Path(out_dir)
@@ -248,8 +373,8 @@ def build_release(
     try:
         manifest, assignment, excluded = _build_into(
             staging,
-            records,
-            kind=kind,
+            stream,
+            survey,
             name=name,
             version=version,
             formats=fmts,
@@ -266,7 +391,6 @@ def build_release(
             suggestions=suggestions or {},
             source=source,
             check_split=check_split,
-            keep_order=keep_order,
             source_documents=source_documents,
         )
         if dest.exists():
@@ -279,11 +403,97 @@ def build_release(
     return ReleaseResult(dest, dict(assignment.counts), dict(assignment.achieved_ratios), excluded, manifest)
 
 
+class _SplitFiles:
+    """Every file one split's records go to, opened together and fed one record at a time."""
+
+    def __init__(
+        self,
+        root: Path,
+        split: str,
+        *,
+        kind: str,
+        formats: Sequence[str],
+        formatters: Mapping[tuple[str, str], Formatter],
+        with_suggestions: bool,
+    ) -> None:
+        self.split = split
+        self.sinks: dict[str, tuple[str, Formatter, RowSink]] = {}
+        self.excluded: dict[str, int] = {}
+        self.rows: dict[str, dict[str, int]] = {}
+        for dataset_version in versions_for(kind):
+            folder = root / dataset_version.folder if dataset_version.folder else root
+            folder.mkdir(parents=True, exist_ok=True)
+            self.excluded[dataset_version.name] = 0
+            for fmt in formats:
+                formatter = formatters[(dataset_version.name, fmt)]
+                writer = create_writer(fmt)
+                path = folder / f"{split}.{writer.extension}"
+                columns, kinds = formatter.schema()
+                sink = writer.open(path, columns, kinds)
+                self.sinks[str(path.relative_to(root))] = (dataset_version.name, formatter, sink)
+        self.original: SyllabusQAJsonWriter | SciQJsonWriter
+        if kind == "qa":
+            self.original_path = f"{split}.json"
+            self.original = SyllabusQAJsonWriter(root / self.original_path)
+        else:
+            self.original_path = f"{SCIQ_DIR}/{SCIQ_FILES[split]}"
+            self.original = SciQJsonWriter(root / self.original_path)
+        self.suggestions_path = SUGGESTIONS_FILE.format(split=split) if with_suggestions else None
+        self.suggestions = (root / self.suggestions_path).open("w", encoding="utf-8", newline="\n") if (
+            self.suggestions_path
+        ) else None
+        self.suggestion_rows = 0
+        self.index_path = root / f".index-{split}.part"
+        self.index = self.index_path.open("w", encoding="utf-8")
+        self.index_items = 0
+
+    def write(self, record: Record, log: Optional[ItemSuggestions]) -> None:
+        """Append ``record`` (and its suggestion log, if any) to every file of the split."""
+        counted: set[str] = set()
+        for version, formatter, sink in self.sinks.values():
+            row = formatter.row(record)
+            if row is None:
+                if version not in counted:
+                    self.excluded[version] += 1
+                    counted.add(version)
+                continue
+            sink.write(row)
+        self.original.write(record)  # type: ignore[arg-type]
+        if self.suggestions is not None and log is not None:
+            self.suggestions.write(json.dumps(log.to_dict(), ensure_ascii=False, sort_keys=True) + "\n")
+            self.suggestion_rows += 1
+        entry = {"split": self.split, "document": record.document_id, "sha256": content_hash(record)}
+        prefix = ", " if self.index_items else ""
+        self.index.write(prefix + json.dumps(record.id, ensure_ascii=False) + ": " + json.dumps(entry))
+        self.index_items += 1
+
+    def close(self) -> dict[str, int]:
+        """Finish every file; return file -> data rows."""
+        rows = {path: sink.close() for path, (_, _, sink) in self.sinks.items()}
+        rows[self.original_path] = self.original.close()
+        if self.suggestions is not None and self.suggestions_path:
+            self.suggestions.close()
+            rows[self.suggestions_path] = self.suggestion_rows
+        self.index.close()
+        return rows
+
+    def abandon(self) -> None:
+        """Close what can be closed after a failure (the staging folder is removed next)."""
+        for _, _, sink in self.sinks.values():
+            try:
+                sink.close()
+            except Exception:  # noqa: BLE001 - the first error is the one reported
+                logger.debug("closing %s after a failure", self.split, exc_info=True)
+        for handle in (self.suggestions, self.index, getattr(self.original, "handle", None)):
+            if handle is not None:
+                handle.close()
+
+
 def _build_into(
     root: Path,
-    records: Sequence[Record],
+    records: RecordStream,
+    survey: Survey,
     *,
-    kind: str,
     name: str,
     version: str,
     formats: tuple[str, ...],
@@ -300,72 +510,86 @@ def _build_into(
     suggestions: Mapping[str, ItemSuggestions],
     source: str,
     check_split: Optional[Callable[[SplitAssignment], None]] = None,
-    keep_order: bool = False,
-    source_documents: Sequence[SourceDocument] = (),
+    source_documents: Iterable[SourceDocument] = (),
 ) -> tuple[dict[str, Any], SplitAssignment, dict[str, int]]:
-    """Write every file of a release into ``root`` and return (manifest, assignment, excluded)."""
-    assignment = split_records(
-        records, ratios=ratios, seed=seed, sciq_mode=sciq_mode, sciq_sizes=sciq_sizes, previous=previous
-    )
-    if check_split is not None:
-        check_split(assignment)
-    by_split: dict[str, list[Record]] = {s: [] for s in SPLITS}
-    for record in records if keep_order else sorted(records, key=lambda r: r.id):
-        by_split[assignment.items[record.id]].append(record)
-    extra_kinds = extra_field_kinds(records)
+    """Write every file of a release into ``root`` and return (manifest, assignment, excluded).
 
-    rows_written: dict[str, int] = {}
-    version_counts: dict[str, dict[str, int]] = {}
-    excluded: dict[str, int] = {}
-    for dataset_version in versions_for(kind):
-        folder = root / dataset_version.folder if dataset_version.folder else root
-        folder.mkdir(parents=True, exist_ok=True)
-        for fmt in formats:
-            formatter = create_formatter(dataset_version.name, fmt, seed=seed, extra_kinds=extra_kinds)
-            writer = create_writer(fmt)
-            left_out = 0
-            for split in SPLITS:
-                table = formatter.format(by_split[split])
-                path = folder / f"{split}.{writer.extension}"
-                rows_written[str(path.relative_to(root))] = writer.write(table, path)
-                version_counts.setdefault(dataset_version.name, {})[split] = len(table.rows)
-                left_out += table.excluded
-            excluded[dataset_version.name] = left_out
-    rows_written.update(_write_original_formats(root, kind, by_split, source_documents))
-    syllabi_summary = None
-    if kind == "qa" and source_documents:
-        syllabi_summary = write_syllabi(source_documents, root)
-
-    suggestion_summary = None
+    One pass over the records writes every data file of every split, the index and the card's
+    statistics; memory holds one record, the open files' buffers and per-document counts.
+    """
+    kind = survey.kind
     if suggestions:
         if kind != "mcq":
             raise ReleaseError(
                 "suggestion logs belong to multiple-choice releases; this release holds QA pairs"
             )
         try:
-            check_suggestion_ids(suggestions, (r.id for r in records))
+            check_suggestion_ids(suggestions, survey.suggested)
         except ValueError as exc:
             raise ReleaseError(str(exc)) from exc
-        for split in SPLITS:
-            path = root / SUGGESTIONS_FILE.format(split=split)
-            logs = [suggestions[r.id] for r in by_split[split] if r.id in suggestions]
-            rows_written[path.name] = write_suggestions(path, logs)
-        suggestion_summary = summarize_suggestions(list(suggestions.values()))
+    assignment = split_survey(
+        survey, ratios=ratios, seed=seed, sciq_mode=sciq_mode, sciq_sizes=sciq_sizes, previous=previous
+    )
+    if check_split is not None:
+        check_split(assignment)
 
-    index = {
-        "documents": dict(assignment.documents),
-        "items": {
-            r.id: {"split": assignment.items[r.id], "document": r.document_id, "sha256": content_hash(r)}
-            for split in SPLITS
-            for r in by_split[split]
-        },
+    formatters = {
+        (v.name, fmt): create_formatter(v.name, fmt, seed=seed, extra_kinds=survey.extra_kinds)
+        for v in versions_for(kind)
+        for fmt in formats
     }
-    _write_json(root / INDEX, index, indent=None)
+    files = {
+        split: _SplitFiles(
+            root, split, kind=kind, formats=formats, formatters=formatters, with_suggestions=bool(suggestions)
+        )
+        for split in SPLITS
+    }
+    stats = {split: SplitStatistics() for split in SPLITS}
+    rows_written: dict[str, int] = {}
+    try:
+        for record in records:
+            split = assignment.split_for(record.id, record.document_id)
+            files[split].write(record, suggestions.get(record.id))
+            stats[split].add(record, tokenize)
+    except BaseException:
+        for split_files in files.values():
+            split_files.abandon()
+        raise
+    for split_files in files.values():
+        rows_written.update(split_files.close())
+
+    version_counts: dict[str, dict[str, int]] = {}
+    excluded: dict[str, int] = {}
+    for dataset_version in versions_for(kind):
+        excluded[dataset_version.name] = sum(files[s].excluded[dataset_version.name] for s in SPLITS)
+        for split in SPLITS:
+            version_counts.setdefault(dataset_version.name, {})[split] = (
+                stats[split].records - files[split].excluded[dataset_version.name]
+            )
+    syllabi_summary = None
+    if kind == "qa" and source_documents:
+        syllabi_summary = write_syllabi(source_documents, root)
+    suggestion_summary = summarize_suggestions(list(suggestions.values())) if suggestions else None
+
+    with (root / INDEX).open("w", encoding="utf-8") as index:
+        index.write('{"documents": ' + json.dumps(dict(assignment.documents), ensure_ascii=False))
+        index.write(', "items": {')
+        wrote = False
+        for split in SPLITS:
+            part = files[split].index_path
+            if files[split].index_items:
+                if wrote:
+                    index.write(", ")
+                with part.open(encoding="utf-8") as handle:
+                    shutil.copyfileobj(handle, index)
+                wrote = True
+            part.unlink()
+        index.write("}}\n")
     write_card(
         root,
         name=name,
         version=version,
-        by_split=by_split,
+        split_stats=stats,
         split_summary=assignment.to_dict(),
         inputs=inputs,
         version_counts=version_counts,
@@ -376,10 +600,10 @@ def _build_into(
     )
     check_release_privacy(root, allow=privacy_allow)
 
-    files = []
+    listed = []
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         relative = str(path.relative_to(root))
-        files.append(
+        listed.append(
             {
                 "path": relative,
                 "sha256": file_sha256(path),
@@ -402,25 +626,10 @@ def _build_into(
         "counts": {v: dict(c) for v, c in version_counts.items()},
         "excluded": excluded,
         "privacy": {"checked": True, "allowed_values": len(set(privacy_allow))},
-        "files": files,
+        "files": listed,
     }
     _write_json(root / MANIFEST, manifest)
     return manifest, assignment, excluded
-
-
-def _write_original_formats(
-    root: Path, kind: str, by_split: Mapping[str, Sequence[Record]], documents: Sequence[SourceDocument]
-) -> dict[str, int]:
-    """Write each split in the original dataset's own layout; return file -> rows."""
-    rows: dict[str, int] = {}
-    for split in SPLITS:
-        if kind == "qa":
-            path = root / f"{split}.json"
-            rows[path.name] = write_syllabusqa_json(by_split[split], path)  # type: ignore[arg-type]
-        else:
-            path = root / SCIQ_DIR / SCIQ_FILES[split]
-            rows[str(path.relative_to(root))] = write_sciq_json(by_split[split], path)  # type: ignore[arg-type]
-    return rows
 
 
 def read_manifest(release: Path) -> dict[str, Any]:

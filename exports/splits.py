@@ -75,6 +75,56 @@ class PreviousAssignment:
     original: bool = False
 
 
+@dataclass
+class GroupStats:
+    """What the splitter needs to know about one document: counts, not the items themselves.
+
+    Why: a release of a million pairs is split from these per-document aggregates (bounded by the
+    number of documents), so the items never have to be held in memory at once.
+
+    Attributes:
+        size: items of the document.
+        strata: stratum -> items.
+        previous: split of the previous assignment -> items of the document it places.
+        previous_strata: (previous split, stratum) -> items.
+        first_new: the first item (in input order) the previous assignment does not place, or None.
+    """
+
+    size: int = 0
+    strata: Counter[str] = field(default_factory=Counter)
+    previous: Counter[str] = field(default_factory=Counter)
+    previous_strata: Counter[tuple[str, str]] = field(default_factory=Counter)
+    first_new: Optional[str] = None
+
+    def vector(self, strata: Sequence[str]) -> list[int]:
+        """Items per stratum, in the order of ``strata``."""
+        return [self.strata.get(t, 0) for t in strata]
+
+
+class GroupCollector:
+    """Accumulates :class:`GroupStats` per document from items seen one at a time."""
+
+    def __init__(self, previous: Optional[PreviousAssignment] = None) -> None:
+        self.previous = previous
+        self.groups: dict[str, GroupStats] = {}
+        self.kept = 0
+
+    def add(self, item: SplitItem) -> None:
+        """Count one item into its document's aggregates."""
+        stats = self.groups.get(item.group)
+        if stats is None:
+            stats = self.groups[item.group] = GroupStats()
+        stats.size += 1
+        stats.strata[item.stratum] += 1
+        split = self.previous.items.get(item.id) if self.previous is not None else None
+        if split is not None:
+            stats.previous[split] += 1
+            stats.previous_strata[(split, item.stratum)] += 1
+            self.kept += 1
+        elif stats.first_new is None:
+            stats.first_new = item.id
+
+
 @dataclass(frozen=True)
 class SplitAssignment:
     """The result of a split.
@@ -107,10 +157,24 @@ class SplitAssignment:
     stratum_counts: Mapping[str, Mapping[str, int]]
     kept_items: int = 0
     shared_documents: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    previous_items: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def split_of(self, item_id: str) -> str:
         """Return the split of one item (KeyError when it was not split)."""
         return self.items[item_id]
+
+    def split_for(self, item_id: str, document: str) -> str:
+        """The split of an item of ``document``, also when ``items`` was not listed (a streamed split).
+
+        Every item follows its document, except in the documents a source's own split shares: there
+        each item keeps its original split.
+        """
+        split = self.items.get(item_id)
+        if split is not None:
+            return split
+        if document in self.shared_documents:
+            return self.previous_items[item_id]
+        return self.documents[document]
 
     def to_dict(self) -> dict[str, object]:
         """Summary for manifests and command output (no per-item lists)."""
@@ -143,20 +207,23 @@ def normalize_ratios(ratios: Sequence[float]) -> dict[str, float]:
     return dict(zip(SPLITS, values, strict=False))
 
 
-def _groups(items: Sequence[SplitItem]) -> dict[str, list[SplitItem]]:
-    groups: dict[str, list[SplitItem]] = defaultdict(list)
+def _groups(items: Sequence[SplitItem], previous: Optional[PreviousAssignment]) -> GroupCollector:
+    """Per-document aggregates of ``items``.
+
+    Raises:
+        SplitError: a duplicate item id.
+    """
+    collector = GroupCollector(previous)
     seen: set[str] = set()
     for item in items:
         if item.id in seen:
             raise SplitError(f"duplicate item id {item.id!r} (document {item.group!r})")
         seen.add(item.id)
-        groups[item.group].append(item)
-    return groups
+        collector.add(item)
+    return collector
 
 
-def _fixed_groups(
-    groups: Mapping[str, list[SplitItem]], previous: Optional[PreviousAssignment]
-) -> dict[str, str]:
+def _fixed_groups(groups: Mapping[str, GroupStats], previous: Optional[PreviousAssignment]) -> dict[str, str]:
     """Return document -> split for the documents the previous assignment pins.
 
     A document an original assignment shares between splits is left out (see :func:`_shared_groups`).
@@ -168,10 +235,10 @@ def _fixed_groups(
         return {}
     shared = _shared_groups(groups, previous)
     pinned: dict[str, str] = {}
-    for doc, members in groups.items():
+    for doc, stats in groups.items():
         if doc in shared:
             continue
-        splits = {previous.items[m.id] for m in members if m.id in previous.items}
+        splits = set(stats.previous)
         if doc in previous.documents:
             splits.add(previous.documents[doc])
         bad = splits - set(SPLITS)
@@ -188,7 +255,7 @@ def _fixed_groups(
 
 
 def _shared_groups(
-    groups: Mapping[str, list[SplitItem]], previous: Optional[PreviousAssignment]
+    groups: Mapping[str, GroupStats], previous: Optional[PreviousAssignment]
 ) -> dict[str, dict[str, int]]:
     """Documents an original assignment puts in more than one split: document -> split -> items.
 
@@ -198,22 +265,21 @@ def _shared_groups(
     if previous is None or not previous.original:
         return {}
     shared: dict[str, dict[str, int]] = {}
-    for doc, members in groups.items():
-        counts = Counter(previous.items[m.id] for m in members if m.id in previous.items)
+    for doc, stats in groups.items():
+        counts = stats.previous
         if len(counts) < 2:
             continue
-        new = [m.id for m in members if m.id not in previous.items]
-        if new:
+        if stats.first_new is not None:
             raise SplitLeakError(
                 f"document {doc!r} is in {sorted(counts)} in the original splits, so its new item "
-                f"{new[0]!r} has no split to join"
+                f"{stats.first_new!r} has no split to join"
             )
         shared[doc] = {s: counts[s] for s in SPLITS if counts.get(s)}
     return shared
 
 
 def _summarize(
-    items: Sequence[SplitItem],
+    groups: Mapping[str, GroupStats],
     doc_split: Mapping[str, str],
     *,
     mode: str,
@@ -222,17 +288,28 @@ def _summarize(
     target_sizes: Optional[Mapping[str, int]],
     kept: int,
     previous: Optional[PreviousAssignment] = None,
+    items: Optional[Sequence[SplitItem]] = None,
 ) -> SplitAssignment:
-    shared = _shared_groups(_groups(items), previous)
-    item_split = {
-        item.id: previous.items[item.id] if previous and item.group in shared else doc_split[item.group]
-        for item in items
-    }
-    counts = Counter(item_split.values())
-    total = len(items)
+    """The assignment of documents ``doc_split`` with its counts; ``items`` listed when given."""
+    shared = _shared_groups(groups, previous)
+    counts: Counter[str] = Counter()
     strata: dict[str, Counter[str]] = {s: Counter() for s in SPLITS}
-    for item in items:
-        strata[item_split[item.id]][item.stratum] += 1
+    for doc, stats in groups.items():
+        if doc in shared:
+            for (split, stratum), n in stats.previous_strata.items():
+                counts[split] += n
+                strata.setdefault(split, Counter())[stratum] += n
+        else:
+            split = doc_split[doc]
+            counts[split] += stats.size
+            strata[split].update(stats.strata)
+    total = sum(stats.size for stats in groups.values())
+    item_split: dict[str, str] = {}
+    if items is not None:
+        item_split = {
+            item.id: previous.items[item.id] if previous and item.group in shared else doc_split[item.group]
+            for item in items
+        }
     doc_counts = Counter(split for doc, split in doc_split.items() if doc not in shared)
     for by_split in shared.values():
         doc_counts.update(by_split.keys())
@@ -249,6 +326,7 @@ def _summarize(
         stratum_counts={s: dict(sorted(strata[s].items())) for s in SPLITS},
         kept_items=kept,
         shared_documents=dict(sorted(shared.items())),
+        previous_items=previous.items if previous is not None and shared else {},
     )
 
 
@@ -299,31 +377,62 @@ def group_split(
         swap_candidates: most random partners tried per group when swapping (fewer with many groups).
 
     Returns:
-        The assignment, with achieved ratios.
+        The assignment, with achieved ratios and every item listed in ``items``.
 
     Raises:
         SplitError: bad ratios, duplicate ids or a conflicting previous assignment.
     """
-    target = normalize_ratios(ratios)
-    groups = _groups(items)
-    pinned = _fixed_groups(groups, previous)
-    kept = sum(1 for item in items if previous is not None and item.id in previous.items)
-    total = len(items)
-    if total == 0:
-        return _summarize(items, {}, mode="group", seed=seed, target_ratios=target, target_sizes=None, kept=0)
+    normalize_ratios(ratios)
+    collector = _groups(items, previous)
+    result = group_split_groups(
+        collector.groups,
+        kept=collector.kept,
+        ratios=ratios,
+        seed=seed,
+        previous=previous,
+        type_weight=type_weight,
+        max_passes=max_passes,
+        swap_candidates=swap_candidates,
+        items=items,
+    )
+    check_disjoint(items, result)
+    return result
 
-    strata = sorted({item.stratum for item in items})
+
+def group_split_groups(
+    groups: Mapping[str, GroupStats],
+    *,
+    kept: int = 0,
+    ratios: Sequence[float] = DEFAULT_RATIOS,
+    seed: int = 0,
+    previous: Optional[PreviousAssignment] = None,
+    type_weight: float = 1.0,
+    max_passes: int = 30,
+    swap_candidates: int = 24,
+    items: Optional[Sequence[SplitItem]] = None,
+) -> SplitAssignment:
+    """:func:`group_split` from per-document aggregates (see :class:`GroupCollector`).
+
+    The result depends on the aggregates only, so splitting the items or their aggregates gives the
+    same documents in the same splits. ``items`` (when given) are listed in the result's ``items``;
+    without them, :meth:`SplitAssignment.split_for` tells an item's split.
+    """
+    target = normalize_ratios(ratios)
+    pinned = _fixed_groups(groups, previous)
+    total = sum(stats.size for stats in groups.values())
+    if total == 0:
+        return _summarize(
+            groups, {}, mode="group", seed=seed, target_ratios=target, target_sizes=None, kept=0, items=items
+        )
+
+    overall: Counter[str] = Counter()
+    for stats in groups.values():
+        overall.update(stats.strata)
+    strata = sorted(t for t, n in overall.items() if n)
     index = {name: i for i, name in enumerate(strata)}
-    overall = Counter(item.stratum for item in items)
     objective = _Objective(
         [target[s] for s in SPLITS], [overall[t] / total for t in strata], total, type_weight
     )
-
-    def vector(members: list[SplitItem]) -> list[int]:
-        row = [0] * len(strata)
-        for m in members:
-            row[index[m.stratum]] += 1
-        return row
 
     rows = [[0] * len(strata) for _ in SPLITS]
     sizes = [0] * len(SPLITS)
@@ -335,17 +444,18 @@ def group_split(
         sizes[s] += sign * sum(vec)
 
     for doc, split in pinned.items():
-        add(split_index[split], vector(groups[doc]), 1)
+        add(split_index[split], groups[doc].vector(strata), 1)
     shared = _shared_groups(groups, previous)
     for doc in shared:
-        for member in groups[doc]:
-            add(split_index[previous.items[member.id]], vector([member]), 1)  # type: ignore[union-attr]
+        for (split, stratum), n in groups[doc].previous_strata.items():
+            rows[split_index[split]][index[stratum]] += n
+            sizes[split_index[split]] += n
 
     rng = random.Random(seed)
     free = sorted(doc for doc in groups if doc not in pinned and doc not in shared)
     rng.shuffle(free)
-    free.sort(key=lambda d: len(groups[d]), reverse=True)  # stable: ties keep the seeded order
-    vectors = {doc: vector(groups[doc]) for doc in free}
+    free.sort(key=lambda d: groups[d].size, reverse=True)  # stable: ties keep the seeded order
+    vectors = {doc: groups[doc].vector(strata) for doc in free}
     where: dict[str, int] = {}
 
     def moved_terms(s: int, vec: list[int], sign: int) -> float:
@@ -417,7 +527,7 @@ def group_split(
     doc_split = dict(pinned)
     doc_split.update({doc: SPLITS[s] for doc, s in where.items()})
     result = _summarize(
-        items,
+        groups,
         doc_split,
         mode="group",
         seed=seed,
@@ -425,8 +535,8 @@ def group_split(
         target_sizes=None,
         kept=kept,
         previous=previous,
+        items=items,
     )
-    check_disjoint(items, result)
     logger.info(
         "group_split: %d items, %d documents, seed %d -> counts %s, ratios %s",
         total,
@@ -457,25 +567,49 @@ def sciq_split(
     """
     if val_size < 0 or test_size < 0:
         raise SplitError(f"sciq_split: sizes must be >= 0, got val={val_size} test={test_size}")
-    groups = _groups(items)
+    collector = _groups(items, previous)
+    result = sciq_split_groups(
+        collector.groups,
+        kept=collector.kept,
+        val_size=val_size,
+        test_size=test_size,
+        seed=seed,
+        previous=previous,
+        items=items,
+    )
+    check_disjoint(items, result)
+    return result
+
+
+def sciq_split_groups(
+    groups: Mapping[str, GroupStats],
+    *,
+    kept: int = 0,
+    val_size: int = SCIQ_VAL_SIZE,
+    test_size: int = SCIQ_TEST_SIZE,
+    seed: int = 0,
+    previous: Optional[PreviousAssignment] = None,
+    items: Optional[Sequence[SplitItem]] = None,
+) -> SplitAssignment:
+    """:func:`sciq_split` from per-document aggregates (see :func:`group_split_groups`)."""
+    if val_size < 0 or test_size < 0:
+        raise SplitError(f"sciq_split: sizes must be >= 0, got val={val_size} test={test_size}")
     pinned = _fixed_groups(groups, previous)
-    kept = sum(1 for item in items if previous is not None and item.id in previous.items)
     room = {"val": val_size, "test": test_size}
     for doc, split in pinned.items():
         if split in room:
-            room[split] -= len(groups[doc])
+            room[split] -= groups[doc].size
     shared = _shared_groups(groups, previous)
     for doc in shared:
-        for member in groups[doc]:
-            split = previous.items[member.id]  # type: ignore[union-attr]
+        for split, n in groups[doc].previous.items():
             if split in room:
-                room[split] -= 1
+                room[split] -= n
     rng = random.Random(seed)
     free = sorted(doc for doc in groups if doc not in pinned and doc not in shared)
     rng.shuffle(free)
     doc_split = dict(pinned)
     for doc in free:
-        size = len(groups[doc])
+        size = groups[doc].size
         for split in ("val", "test"):
             if size <= room[split]:
                 doc_split[doc] = split
@@ -485,8 +619,8 @@ def sciq_split(
             doc_split[doc] = "train"
     if room["val"] > 0 or room["test"] > 0:
         logger.warning("sciq_split: could not fill val/test exactly; %s items short", room)
-    result = _summarize(
-        items,
+    return _summarize(
+        groups,
         doc_split,
         mode="sciq",
         seed=seed,
@@ -494,9 +628,8 @@ def sciq_split(
         target_sizes={"val": val_size, "test": test_size},
         kept=kept,
         previous=previous,
+        items=items,
     )
-    check_disjoint(items, result)
-    return result
 
 
 def check_disjoint(items: Iterable[SplitItem], assignment: SplitAssignment) -> None:

@@ -3,6 +3,10 @@
 Pure functions over release records. Token counts use one simple rule (runs of word characters, and
 each punctuation mark, are tokens) so that numbers are comparable between releases; the card states it.
 The tokenizer is injectable for those who want a model's tokenizer instead.
+
+:class:`SplitStatistics` gathers everything the card and its plots need from records seen one at a time
+(counts and length histograms, bounded by the number of distinct lengths, documents and workers), so a
+release of any size is described without holding its records; the functions over record lists use it.
 """
 
 from __future__ import annotations
@@ -10,11 +14,11 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from exports.records import ANSWER_SOURCE_ORDER, QUESTION_TYPES, MCQRecord, QARecord, Record
+from exports.records import ANSWER_SOURCE_ORDER, QUESTION_TYPES, QARecord, Record
 
 TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 
@@ -53,9 +57,130 @@ class Summary:
             return cls(None, None, None, 0)
         return cls(round(statistics.fmean(values), 1), min(values), max(values), len(values))
 
+    @classmethod
+    def of_counts(cls, counts: Mapping[int, int]) -> Summary:
+        """Summarize integer values given as value -> occurrences (a histogram).
+
+        The mean is the exact sum over the count, rounded once, so it equals :meth:`of` over the same
+        values (``statistics.fmean`` of integers is their exact sum divided by their number).
+        """
+        n = sum(counts.values())
+        if not n:
+            return cls(None, None, None, 0)
+        total = sum(value * times for value, times in counts.items())
+        return cls(round(total / n, 1), min(counts), max(counts), n)
+
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON."""
         return {"mean": self.mean, "min": self.min, "max": self.max, "n": self.n}
+
+
+@dataclass
+class SplitStatistics:
+    """The card's statistics of one split, gathered from records seen one at a time.
+
+    Attributes:
+        records: records seen.
+        mcq: multiple-choice records among them.
+        documents: distinct document ids.
+        question_tokens: tokens per question -> questions.
+        answer_tokens: tokens per answer -> answers.
+        passage_tokens: tokens per released passage -> multiple-choice records with a passage.
+        question_types: question type -> QA records.
+        answer_sources: answer source (``unknown`` for an unknown type) -> QA records.
+        distractor_counts: number of distractors -> multiple-choice records.
+        workers: distinct worker pseudonyms.
+    """
+
+    records: int = 0
+    mcq: int = 0
+    documents: set[str] = field(default_factory=set)
+    question_tokens: Counter[int] = field(default_factory=Counter)
+    answer_tokens: Counter[int] = field(default_factory=Counter)
+    passage_tokens: Counter[int] = field(default_factory=Counter)
+    question_types: Counter[str] = field(default_factory=Counter)
+    answer_sources: Counter[str] = field(default_factory=Counter)
+    distractor_counts: Counter[int] = field(default_factory=Counter)
+    workers: set[str] = field(default_factory=set)
+
+    def add(self, record: Record, tokenize: Callable[[str], int] = count_tokens) -> None:
+        """Count one record."""
+        self.records += 1
+        self.documents.add(record.document_id)
+        self.question_tokens[tokenize(record.question)] += 1
+        if isinstance(record, QARecord):
+            self.answer_tokens[tokenize(record.answer)] += 1
+            self.question_types[record.question_type] += 1
+            self.answer_sources[record.answer_source or "unknown"] += 1
+        else:
+            self.mcq += 1
+            self.answer_tokens[tokenize(record.correct_answer)] += 1
+            if record.has_passage:
+                self.passage_tokens[tokenize(record.support)] += 1
+            self.distractor_counts[len(record.distractors)] += 1
+        if record.worker:
+            self.workers.add(record.worker)
+
+    @classmethod
+    def of(cls, records: Iterable[Record], tokenize: Callable[[str], int] = count_tokens) -> SplitStatistics:
+        """The statistics of ``records``."""
+        stats = cls()
+        for record in records:
+            stats.add(record, tokenize)
+        return stats
+
+    @classmethod
+    def merged(cls, parts: Iterable[SplitStatistics]) -> SplitStatistics:
+        """The statistics of several splits together."""
+        total = cls()
+        for part in parts:
+            total.records += part.records
+            total.mcq += part.mcq
+            total.documents |= part.documents
+            total.question_tokens.update(part.question_tokens)
+            total.answer_tokens.update(part.answer_tokens)
+            total.passage_tokens.update(part.passage_tokens)
+            total.question_types.update(part.question_types)
+            total.answer_sources.update(part.answer_sources)
+            total.distractor_counts.update(part.distractor_counts)
+            total.workers |= part.workers
+        return total
+
+    def lengths(self, documents: Mapping[str, DocumentInfo]) -> dict[str, Summary]:
+        """Table 3 of SyllabusQA for this split (see :func:`length_statistics`)."""
+        infos = [documents[d] for d in sorted(self.documents) if d in documents]
+        result = {
+            "pages_per_document": Summary.of([i.pages for i in infos if i.pages is not None]),
+            "tokens_per_document": Summary.of([i.tokens for i in infos if i.tokens is not None]),
+            "tokens_per_question": Summary.of_counts(self.question_tokens),
+            "tokens_per_answer": Summary.of_counts(self.answer_tokens),
+        }
+        if self.mcq:
+            result["tokens_per_passage"] = Summary.of_counts(self.passage_tokens)
+        return result
+
+    def breakdown(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Table 6 of SyllabusQA for this split (see :func:`type_breakdown`)."""
+        total = self.records - self.mcq
+
+        def table(counter: Counter[str], order: Sequence[str]) -> dict[str, dict[str, Any]]:
+            names = list(order) + sorted(set(counter) - set(order))
+            return {
+                n: {
+                    "count": counter.get(n, 0),
+                    "percent": round(100 * counter.get(n, 0) / total, 1) if total else None,
+                }
+                for n in names
+            }
+
+        return {
+            "question_types": table(self.question_types, QUESTION_TYPES),
+            "answer_sources": table(self.answer_sources, ANSWER_SOURCE_ORDER),
+        }
+
+    def distinct_workers(self) -> Optional[int]:
+        """Number of distinct worker pseudonyms, or None when no record names a worker."""
+        return len(self.workers) or None
 
 
 def length_statistics(
@@ -75,20 +200,7 @@ def length_statistics(
         ``pages_per_document``, ``tokens_per_document``, ``tokens_per_question``, ``tokens_per_answer``
         and, for MCQ records, ``tokens_per_passage``.
     """
-    doc_ids = sorted({r.document_id for r in records})
-    infos = [documents[d] for d in doc_ids if d in documents]
-    result = {
-        "pages_per_document": Summary.of([i.pages for i in infos if i.pages is not None]),
-        "tokens_per_document": Summary.of([i.tokens for i in infos if i.tokens is not None]),
-        "tokens_per_question": Summary.of([tokenize(r.question) for r in records]),
-        "tokens_per_answer": Summary.of(
-            [tokenize(r.answer if isinstance(r, QARecord) else r.correct_answer) for r in records]
-        ),
-    }
-    mcq = [r for r in records if isinstance(r, MCQRecord)]
-    if mcq:
-        result["tokens_per_passage"] = Summary.of([tokenize(r.support) for r in mcq if r.has_passage])
-    return result
+    return SplitStatistics.of(records, tokenize).lengths(documents)
 
 
 def type_breakdown(records: Sequence[QARecord]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -100,27 +212,9 @@ def type_breakdown(records: Sequence[QARecord]) -> dict[str, dict[str, dict[str,
         ``{"question_types": {type: {"count", "percent"}}, "answer_sources": {...}}``; percent is None
         for an empty split.
     """
-    types = Counter(r.question_type for r in records)
-    sources = Counter(r.answer_source or "unknown" for r in records)
-    total = len(records)
-
-    def table(counter: Counter[str], order: Sequence[str]) -> dict[str, dict[str, Any]]:
-        names = list(order) + sorted(set(counter) - set(order))
-        return {
-            n: {
-                "count": counter.get(n, 0),
-                "percent": round(100 * counter.get(n, 0) / total, 1) if total else None,
-            }
-            for n in names
-        }
-
-    return {
-        "question_types": table(types, QUESTION_TYPES),
-        "answer_sources": table(sources, ANSWER_SOURCE_ORDER),
-    }
+    return SplitStatistics.of(records).breakdown()
 
 
 def distinct_workers(records: Sequence[Record]) -> Optional[int]:
     """Number of distinct worker pseudonyms, or None when no record names a worker."""
-    workers = {r.worker for r in records if r.worker}
-    return len(workers) or None
+    return SplitStatistics.of(records).distinct_workers()
