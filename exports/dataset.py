@@ -3,23 +3,28 @@
 Formatters, writers, splits and the card (``exports.release``) never see a model; this module decides
 which pairs a release holds and turns them into :class:`QARecord` / :class:`MCQRecord` values.
 Rejected pairs are left out; pairs written by crowd workers carry the worker's pseudonym, never a
-platform id. For SciQ-style pairs, :func:`suggestions_for` also reads the stage-2 suggestion log
+platform id. :class:`PairRecords` reads a selection in chunks, so a release of any size is built
+without holding its pairs in memory; the other helpers take the selection (a queryset) and read it
+in bounded chunks too. For SciQ-style pairs, :func:`suggestions_for` also reads the stage-2 suggestion log
 (offered model suggestions, which validators kept them, worker-written distractors).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from statistics import median
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Optional, Union
 
-from django.db.models import QuerySet
+from django.db import connection
+from django.db.models import Case, CharField, F, Q, QuerySet, Value, When
+from django.db.models.functions import Cast, Collate, Concat
 
 from annotation import question_types as qt
-from annotation.models import Assignment, Batch, Corpus, Distractor, QAPair
+from annotation.models import Assignment, Batch, Corpus, Distractor, Document, QAPair
 from exports.card import CardInputs
 from exports.original_formats import SourceDocument
-from exports.records import MCQRecord, QARecord
+from exports.records import MCQRecord, QARecord, RecordStream
 from exports.splits import PreviousAssignment
 from exports.statistics import DocumentInfo, count_tokens
 from exports.suggestions import ItemSuggestions, ReleasedDistractor, ShownSuggestion
@@ -56,6 +61,50 @@ def item_id(qa: QAPair) -> str:
     return qa.external_id or f"crowdqa-{qa.pk}"
 
 
+PAIR_CHUNK = 1000
+"""Pairs read (with their spans, steps and distractors) per database round trip."""
+
+
+def _check_one_shape(pairs: QuerySet[QAPair]) -> None:
+    """Refuse a selection that mixes syllabus-style and multiple-choice pairs.
+
+    Raises:
+        ValueError: both shapes are selected (one release, one shape).
+    """
+    plain = _plain(pairs)
+    if plain.filter(question_type=qt.SCIQ).exists() and plain.exclude(question_type=qt.SCIQ).exists():
+        raise ValueError(
+            "the selection mixes syllabus QA pairs and multiple-choice questions; export them apart"
+        )
+
+
+def record_for(qa: QAPair) -> Record:
+    """The release record of one pair (its spans, steps and distractors prefetched)."""
+    worker = qa.assignment.worker.pseudonym if qa.assignment_id else None
+    if qa.question_type == qt.SCIQ:
+        return MCQRecord(
+            id=item_id(qa),
+            question=qa.question,
+            correct_answer=qa.answer,
+            distractors=tuple(d.text for d in _released_distractors(qa)),
+            support=qa.passage.text if qa.passage_id else "",
+            document_id=f"passage-{qa.passage_id}" if qa.passage_id else "",
+            worker=worker,
+        )
+    name = qa.document.name if qa.document_id else ""
+    return QARecord(
+        id=item_id(qa),
+        syllabus_name=name,
+        question_type=qa.question_type,
+        question=qa.question,
+        answer=qa.answer,
+        answer_spans=_by_position(qa.spans.all()),
+        reasoning_steps=_by_position(qa.steps.all()),
+        worker=worker,
+        document_id=name,
+    )
+
+
 def records_for(pairs: Sequence[QAPair]) -> list[Record]:
     """Turn pairs into release records.
 
@@ -67,38 +116,75 @@ def records_for(pairs: Sequence[QAPair]) -> list[Record]:
         raise ValueError(
             "the selection mixes syllabus QA pairs and multiple-choice questions; export them apart"
         )
-    records: list[Record] = []
-    for qa in pairs:
-        worker = qa.assignment.worker.pseudonym if qa.assignment_id else None
-        if qa.question_type == qt.SCIQ:
-            distractors = _released_distractors(qa)
-            records.append(
-                MCQRecord(
-                    id=item_id(qa),
-                    question=qa.question,
-                    correct_answer=qa.answer,
-                    distractors=tuple(d.text for d in distractors),
-                    support=qa.passage.text if qa.passage_id else "",
-                    document_id=f"passage-{qa.passage_id}" if qa.passage_id else "",
-                    worker=worker,
-                )
-            )
-        else:
-            name = qa.document.name if qa.document_id else ""
-            records.append(
-                QARecord(
-                    id=item_id(qa),
-                    syllabus_name=name,
-                    question_type=qa.question_type,
-                    question=qa.question,
-                    answer=qa.answer,
-                    answer_spans=_by_position(qa.spans.all()),
-                    reasoning_steps=_by_position(qa.steps.all()),
-                    worker=worker,
-                    document_id=name,
-                )
-            )
-    return records
+    return [record_for(qa) for qa in pairs]
+
+
+def _plain(pairs: QuerySet[QAPair]) -> QuerySet[QAPair]:
+    """The selection without its related-row loading and ordering (for id and value queries)."""
+    return pairs.prefetch_related(None).select_related(None).order_by()
+
+
+def _item_id_key() -> Any:
+    """The release id (:func:`item_id`) as a database expression ordered as Python orders strings.
+
+    Python compares strings by code point; UTF-8 bytes compare the same way, and so do SQLite's
+    ``BINARY`` and PostgreSQL's ``C`` collations.
+    """
+    key = Case(
+        When(external_id="", then=Concat(Value("crowdqa-"), Cast("pk", CharField()))),
+        default=F("external_id"),
+        output_field=CharField(),
+    )
+    return Collate(key, "C" if connection.vendor == "postgresql" else "BINARY")
+
+
+class PairRecords(RecordStream):
+    """The release records of a pair selection, read from the database in chunks, in release order.
+
+    The order is taken once (pair ids only, 8 bytes a pair); each pass then reads the pairs
+    :data:`PAIR_CHUNK` at a time with their spans, steps and distractors, so memory does not grow
+    with the selection.
+
+    Args:
+        pairs: the selection (:func:`pairs_for`).
+        source_order: the order of the source files (:func:`in_source_order`) instead of by release id.
+
+    Raises:
+        ValueError: syllabus-style and multiple-choice pairs are mixed.
+    """
+
+    def __init__(self, pairs: QuerySet[QAPair], *, source_order: bool = False) -> None:
+        _check_one_shape(pairs)
+        self.pairs = pairs
+        self.sorted_by_id = not source_order
+        self._order: Optional[array[int]] = None
+
+    def order(self) -> array[int]:
+        """Pair primary keys in release order."""
+        if self._order is None:
+            ids = _plain(self.pairs)
+            if self.sorted_by_id:
+                keys = ids.order_by(_item_id_key(), "pk").values_list("pk", flat=True)
+                self._order = array("q", keys.iterator(chunk_size=10_000))
+            else:  # the source rows are in the metadata: ordered here (a tuple a pair, briefly)
+                rows = ids.values_list("pk", "metadata").iterator(chunk_size=10_000)
+                self._order = array("q", (pk for _, pk in sorted((_source_key(pk, m), pk) for pk, m in rows)))
+        return self._order
+
+    def __len__(self) -> int:
+        return len(self.order())
+
+    def pair_chunks(self) -> Iterator[list[QAPair]]:
+        """The selected pairs in release order, :data:`PAIR_CHUNK` at a time, with related rows loaded."""
+        order = self.order()
+        for start in range(0, len(order), PAIR_CHUNK):
+            chunk = order[start : start + PAIR_CHUNK]
+            loaded = {qa.pk: qa for qa in self.pairs.filter(pk__in=list(chunk)).order_by()}
+            yield [loaded[pk] for pk in chunk if pk in loaded]
+
+    def __iter__(self) -> Iterator[Record]:
+        for chunk in self.pair_chunks():
+            yield from (record_for(qa) for qa in chunk)
 
 
 def _released_distractors(qa: QAPair) -> list[Distractor]:
@@ -106,7 +192,7 @@ def _released_distractors(qa: QAPair) -> list[Distractor]:
     return sorted((d for d in qa.distractors.all() if d.selected), key=lambda d: (d.origin, d.position))
 
 
-def suggestions_for(pairs: Sequence[QAPair]) -> dict[str, ItemSuggestions]:
+def suggestions_for(pairs: Iterable[QAPair]) -> dict[str, ItemSuggestions]:
     """The stage-2 suggestion log of every SciQ-style pair that was offered suggestions or validated.
 
     The offered suggestions are the pair's model rows without a validation (what every validator saw,
@@ -114,7 +200,8 @@ def suggestions_for(pairs: Sequence[QAPair]) -> dict[str, ItemSuggestions]:
     and text. Pairs with neither (e.g. imported SciQ questions) get no log line.
 
     Args:
-        pairs: pairs from :func:`pairs_for` (distractors and validations prefetched).
+        pairs: pairs from :func:`pairs_for` (distractors and validations prefetched); see
+            :func:`suggestions_of_selection` for a whole selection read in chunks.
 
     Returns:
         Release item id -> :class:`~exports.suggestions.ItemSuggestions`.
@@ -167,14 +254,41 @@ def _by_position(items: Iterable[Any]) -> tuple[str, ...]:
     return tuple(texts.get(i, "") for i in range(max(texts) + 1)) if texts else ()
 
 
-def original_assignment(pairs: Sequence[QAPair]) -> PreviousAssignment:
+def suggestions_of_selection(pairs: QuerySet[QAPair]) -> dict[str, ItemSuggestions]:
+    """:func:`suggestions_for` of a selection, reading only the pairs that can have a log, in chunks.
+
+    Memory grows with the questions that were offered suggestions or validated, not with the release.
+    """
+    candidates = _plain(pairs).filter(question_type=qt.SCIQ).filter(
+        Q(distractors__origin=Distractor.Origin.MODEL) | Q(validations__isnull=False)
+    )
+    ids = array("q", candidates.order_by("pk").values_list("pk", flat=True).distinct().iterator(10_000))
+    logs: dict[str, ItemSuggestions] = {}
+    for start in range(0, len(ids), PAIR_CHUNK):
+        chunk = pairs.filter(pk__in=list(ids[start : start + PAIR_CHUNK])).order_by("pk")
+        logs.update(suggestions_for(chunk))
+    return logs
+
+
+def original_assignment(pairs: Iterable[QAPair] | QuerySet[QAPair]) -> PreviousAssignment:
     """The split each pair had in its source release (``--use-original-splits``).
 
     Marked ``original``: a document the source's own split shares between splits is reported, not refused.
     """
+    if isinstance(pairs, QuerySet):
+        rows = _plain(pairs).exclude(original_split="").values_list("pk", "external_id", "original_split")
+        return PreviousAssignment(
+            items={external or f"crowdqa-{pk}": split for pk, external, split in rows.iterator(10_000)},
+            original=True,
+        )
     return PreviousAssignment(
         items={item_id(qa): qa.original_split for qa in pairs if qa.original_split}, original=True
     )
+
+
+def _source_key(pk: int, metadata: Any) -> tuple[int, int, int]:
+    row = (metadata or {}).get("source_row") if isinstance(metadata, dict) else None
+    return (0, row, pk) if isinstance(row, int) else (1, 0, pk)
 
 
 def in_source_order(pairs: Sequence[QAPair]) -> list[QAPair]:
@@ -184,50 +298,102 @@ def in_source_order(pairs: Sequence[QAPair]) -> list[QAPair]:
     the published ones byte for byte (the authors' bootstrap and debug subsets depend on row order).
     Pairs imported before the row was recorded, and crowd pairs, keep their creation (pk) order.
     """
-
-    def key(qa: QAPair) -> tuple[int, int, int]:
-        row = (qa.metadata or {}).get("source_row")
-        return (0, row, qa.pk) if isinstance(row, int) else (1, 0, qa.pk)
-
-    return sorted(pairs, key=key)
+    return sorted(pairs, key=lambda qa: _source_key(qa.pk, qa.metadata))
 
 
-def source_documents_for(pairs: Sequence[QAPair]) -> list[SourceDocument]:
+def _documents(pairs: QuerySet[QAPair]) -> QuerySet[Document]:
+    """The documents the selected syllabus-style pairs refer to, by pk."""
+    return Document.objects.filter(
+        pk__in=_plain(pairs).exclude(question_type=qt.SCIQ).filter(document__isnull=False).values("document_id")
+    ).order_by("pk")
+
+
+class SourceDocuments:
+    """The syllabi a selection's syllabus-style pairs refer to, read one at a time when iterated.
+
+    Falsy when there is none (a release then writes no ``syllabi/`` folder).
+    """
+
+    def __init__(self, pairs: QuerySet[QAPair]) -> None:
+        self.documents = _documents(pairs)
+
+    def __bool__(self) -> bool:
+        return self.documents.exists()
+
+    def __iter__(self) -> Iterator[SourceDocument]:
+        seen: set[str] = set()
+        for document in self.documents.iterator(chunk_size=100):
+            if document.name not in seen:
+                seen.add(document.name)
+                yield _source_document(document)
+
+
+def _source_document(document: Document) -> SourceDocument:
+    meta = {k: str(document.metadata.get(k) or "") for k in ("course", "major", "area", "university")}
+    meta["num_pages"] = str(document.metadata.get("num_pages") or document.num_pages)
+    row = document.metadata.get("meta_row")
+    return SourceDocument(
+        name=document.name, text=document.text, meta=meta, meta_row=row if isinstance(row, int) else None
+    )
+
+
+def source_documents_for(pairs: Sequence[QAPair] | QuerySet[QAPair]) -> Iterable[SourceDocument]:
     """The syllabi that syllabus-style pairs refer to, for the authors' ``syllabi/`` layout."""
+    if isinstance(pairs, QuerySet):
+        return SourceDocuments(pairs)
     documents: dict[str, SourceDocument] = {}
     for qa in pairs:
         if qa.question_type == qt.SCIQ or not qa.document_id or qa.document.name in documents:
             continue
-        document = qa.document
-        meta = {k: str(document.metadata.get(k) or "") for k in ("course", "major", "area", "university")}
-        meta["num_pages"] = str(document.metadata.get("num_pages") or document.num_pages)
-        row = document.metadata.get("meta_row")
-        documents[document.name] = SourceDocument(
-            name=document.name, text=document.text, meta=meta, meta_row=row if isinstance(row, int) else None
-        )
+        documents[qa.document.name] = _source_document(qa.document)
     return list(documents.values())
 
 
-def card_inputs_for(pairs: Sequence[QAPair], corpus: Optional[Corpus]) -> CardInputs:
-    """Facts for the dataset card that the records cannot tell: licence, pages, crowd work."""
+def _median(counts: Counter[float]) -> Optional[float]:
+    """The median of values given as value -> occurrences (as ``statistics.median`` of them all)."""
+    n = sum(counts.values())
+    if not n:
+        return None
+    values = sorted(counts)
+    middle = (n - 1) // 2, n // 2
+    found: list[float] = []
+    seen = 0
+    for value in values:
+        seen += counts[value]
+        while len(found) < 2 and seen > middle[len(found)]:
+            found.append(value)
+    return found[0] if n % 2 else (found[0] + found[1]) / 2
+
+
+def card_inputs_for(pairs: QuerySet[QAPair], corpus: Optional[Corpus]) -> CardInputs:
+    """Facts for the dataset card that the records cannot tell: licence, pages, crowd work.
+
+    Read with bounded queries: document texts one at a time, working times as a histogram.
+    """
     documents: dict[str, DocumentInfo] = {}
-    for qa in pairs:
-        if qa.document_id and qa.document.name not in documents:
-            pages = qa.document.metadata.get("num_pages") or qa.document.num_pages
-            documents[qa.document.name] = DocumentInfo(
-                pages=int(pages), tokens=count_tokens(qa.document.text)
-            )
-    seconds = [
-        qa.assignment.time_on_task_seconds
-        for qa in pairs
-        if qa.assignment_id and qa.assignment.time_on_task_seconds
-    ]
-    flagged = sum(1 for qa in pairs if qa.qc_flags)
+    linked_ids = _plain(pairs).filter(document__isnull=False).values("document_id")
+    linked = Document.objects.filter(pk__in=linked_ids)
+    for document in linked.order_by("pk").iterator(chunk_size=100):
+        if document.name not in documents:
+            pages = document.metadata.get("num_pages") or document.num_pages
+            documents[document.name] = DocumentInfo(pages=int(pages), tokens=count_tokens(document.text))
+    seconds: Counter[float] = Counter(
+        value
+        for value in _plain(pairs)
+        .filter(assignment__isnull=False)
+        .values_list("assignment__time_on_task_seconds", flat=True)
+        .iterator(10_000)
+        if value
+    )
+    total = flagged = 0
+    for flags in _plain(pairs).values_list("qc_flags", flat=True).iterator(10_000):
+        total += 1
+        flagged += bool(flags)
     return CardInputs(
         title=corpus.name if corpus else None,
         description=corpus.description if corpus else None,
         license=(corpus.license if corpus and corpus.license else "unstated"),
         documents=documents,
-        median_seconds=median(seconds) if seconds else None,
-        qc_rejection_rates={"overall": flagged / len(pairs)} if pairs and flagged else {},
+        median_seconds=_median(seconds),
+        qc_rejection_rates={"overall": flagged / total} if total and flagged else {},
     )

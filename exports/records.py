@@ -13,7 +13,8 @@ The SyllabusQA CSV schema (``SYLLABUSQA_COLUMNS``) is the original release's, so
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
@@ -242,6 +243,21 @@ class MCQRecord:
 
 
 Record = Union[QARecord, MCQRecord]
+
+
+class RecordStream(ABC):
+    """Release records read in chunks (from a database), in release order, any number of times.
+
+    A release is built in two passes over its records (one to split, one to write), so records never
+    have to be held in memory together. Records come sorted by id, or in the source's own order when
+    the release keeps it (``keep_order``); :attr:`sorted_by_id` says which.
+    """
+
+    sorted_by_id: bool = True
+
+    @abstractmethod
+    def __iter__(self) -> Iterator[Record]:
+        """Yield every record, in release order."""
 
 
 def mcq_record_from_sciq_item(item: Mapping[str, Any], *, item_id: str, document_id: str = "") -> MCQRecord:

@@ -25,7 +25,6 @@ import logging
 import os
 import re
 import shutil
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -46,7 +45,7 @@ from exports.original_formats import (
     write_syllabi,
 )
 from exports.privacy import check_release_privacy
-from exports.records import Record, RecordError, record_kind
+from exports.records import Record, RecordError, RecordStream, record_kind
 from exports.splits import (
     DEFAULT_RATIOS,
     SCIQ_TEST_SIZE,
@@ -147,21 +146,6 @@ def count_rows(path: Path) -> Optional[int]:
         data = json.loads(path.read_text(encoding="utf-8"))
         return len(data) if isinstance(data, list) else None
     return None
-
-
-class RecordStream(ABC):
-    """Release records read in chunks (from a database), in release order, any number of times.
-
-    A release is built in two passes over its records (one to split, one to write), so records never
-    have to be held in memory together. Records come sorted by id, or in the source's own order when
-    the release keeps it (``keep_order``); :attr:`sorted_by_id` says which.
-    """
-
-    sorted_by_id: bool = True
-
-    @abstractmethod
-    def __iter__(self) -> Iterator[Record]:
-        """Yield every record, in release order."""
 
 
 class _InMemory(RecordStream):

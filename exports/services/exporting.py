@@ -205,19 +205,18 @@ def _source(request: ExportRequest) -> tuple[Optional[Corpus], list[Batch]]:
     return None, batches
 
 
-def _records(request: ExportRequest) -> tuple[list[Any], list[Any], Optional[Corpus], list[Batch]]:
-    """(pairs, records, corpus, batches) of a request."""
-    from exports.dataset import in_source_order, pairs_for, records_for
+def _records(request: ExportRequest) -> tuple[Any, Any, Optional[Corpus], list[Batch]]:
+    """(pairs, records, corpus, batches) of a request: the selection and its records, read in chunks."""
+    from exports.dataset import PairRecords, pairs_for
 
     corpus, batches = _source(request)
-    pairs = list(pairs_for(corpus=corpus, batches=batches))
-    if request.use_original_splits:
-        pairs = in_source_order(pairs)
-    if not pairs:
+    pairs = pairs_for(corpus=corpus, batches=batches)
+    if not pairs.exists():
         raise ExportRequestError(
             "source", "nothing to export: the selection has no QA pair that is not rejected"
         )
-    return pairs, records_for(pairs), corpus or (batches[0].corpus if batches else None), batches
+    records = PairRecords(pairs, source_order=request.use_original_splits)
+    return pairs, records, corpus or (batches[0].corpus if batches else None), batches
 
 
 def check_request(request: ExportRequest) -> list[SplitProblem]:
@@ -261,7 +260,12 @@ def _written_earlier(job: Job, request: ExportRequest) -> Optional[Path]:
 def _build(job: Job, request: ExportRequest) -> tuple[Path, list[SplitProblem]]:
     """Write the release of a request (steps 1-3); returns its directory and the allowed problems."""
     from evaluation.services.human import agreement_for
-    from exports.dataset import card_inputs_for, original_assignment, source_documents_for, suggestions_for
+    from exports.dataset import (
+        card_inputs_for,
+        original_assignment,
+        source_documents_for,
+        suggestions_of_selection,
+    )
     from exports.release import build_release
 
     pairs, records, corpus, batches = _records(request)
@@ -270,7 +274,7 @@ def _build(job: Job, request: ExportRequest) -> tuple[Path, list[SplitProblem]]:
     agreement, note = agreement_for(request.name)
     if agreement:
         card_inputs = replace(card_inputs, agreement=agreement, agreement_note=note)
-    suggestions = suggestions_for(pairs)
+    suggestions = suggestions_of_selection(pairs)
     job.report(2)
     seen: list[SplitProblem] = []
 
