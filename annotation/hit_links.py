@@ -10,10 +10,12 @@ worker who holds the assignment, and useless once the assignment is submitted or
 from __future__ import annotations
 
 from django.core import signing
+from django.db.models import Exists, OuterRef
 from django.http import Http404
 from django.urls import reverse
 
 from annotation.models import HIT, Assignment
+from crowd.models import Consent
 
 SALT = "crowdqa.hit-link"
 PREVIEW_SALT = "crowdqa.hit-preview"
@@ -37,14 +39,19 @@ def _unsign(token: str, salt: str) -> int:
 
 
 def assignment_for(token: str) -> Assignment:
-    """The assignment a token names.
+    """The assignment a token names, with its HIT, batch, corpus, document and worker.
+
+    One statement: it also answers whether the worker has consented to the batch (``has_consent``),
+    which every HIT page asks next.
 
     Raises:
         Http404: for a forged, truncated or unknown token (no hint about which).
     """
     pk = _unsign(token, SALT)
+    consent = Consent.objects.filter(worker=OuterRef("worker_id"), batch=OuterRef("hit__batch_id"))
     assignment = (
         Assignment.objects.select_related("hit__batch__corpus", "hit__document", "worker")
+        .annotate(has_consent=Exists(consent))
         .filter(pk=pk)
         .first()
     )

@@ -147,7 +147,7 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
     if closed is not None:
         return closed
     batch = assignment.hit.batch
-    if not Consent.objects.filter(worker=assignment.worker, batch=batch).exists():
+    if not assignment.has_consent:  # annotated by hit_links.assignment_for
         return render(
             request,
             "hits/consent.html",

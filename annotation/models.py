@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.db.models import Case, F, Q, Value, When
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation import question_types as qt
@@ -358,15 +359,29 @@ class HIT(models.Model):
         return self.assignments.live().count()
 
     def complete_if_done(self) -> bool:
-        """Mark the HIT completed once every slot holds submitted work; returns True when it did."""
-        done = self.assignments.exclude(
-            status__in=[Assignment.Status.ACCEPTED, Assignment.Status.RETURNED, Assignment.Status.EXPIRED]
-        ).count()
-        if self.status == self.Status.OPEN and done >= self.max_assignments:
+        """Mark the HIT completed once every slot holds submitted work; returns True when it did.
+
+        One conditional UPDATE (the submitted work is counted inside it), since it runs in every
+        submission's transaction.
+        """
+        if self.status != self.Status.OPEN:
+            return False
+        done = (
+            Assignment.objects.filter(hit=models.OuterRef("pk"))
+            .exclude(
+                status__in=[Assignment.Status.ACCEPTED, Assignment.Status.RETURNED, Assignment.Status.EXPIRED]
+            )
+            .order_by()
+            .values("hit")
+            .annotate(n=models.Count("pk"))
+            .values("n")
+        )
+        completed = HIT.objects.filter(
+            pk=self.pk, status=self.Status.OPEN, max_assignments__lte=Coalesce(models.Subquery(done), 0)
+        ).update(status=self.Status.COMPLETED)
+        if completed:
             self.status = self.Status.COMPLETED
-            self.save(update_fields=["status"])
-            return True
-        return False
+        return bool(completed)
 
     complete_if_done.alters_data = True  # type: ignore[attr-defined]
 

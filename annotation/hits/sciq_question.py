@@ -51,6 +51,7 @@ class QuestionAnswers:
     """A valid stage-1 submission: a question about one passage, or the rejection of all three."""
 
     passage_id: Optional[int]
+    document_id: Optional[int] = None
     question: str = ""
     answer: str = ""
     normalized_answer: str = ""
@@ -145,6 +146,7 @@ class SciQQuestionHandler(HitHandler):
         if result.ok and passage is not None:
             result.cleaned = QuestionAnswers(
                 passage_id=passage.pk,
+                document_id=passage.document_id,
                 question=question,
                 answer=answer,
                 normalized_answer=qc.normalized_answer,
@@ -176,22 +178,10 @@ class SciQQuestionHandler(HitHandler):
                 "Assignment(%s) rejected Passages %s", assignment.pk, list(cleaned.rejected_passage_ids)
             )
             return
-        passage = Passage.objects.select_for_update().get(pk=cleaned.passage_id)
-        if passage.used_by_id is not None:
-            logger.warning(
-                "Assignment(%s) chose Passage(%s), already used by QAPair(%s)",
-                assignment.pk,
-                passage.pk,
-                passage.used_by_id,
-            )
-            raise PassageTaken(
-                "Someone else has just written a question about this passage. "
-                "Please choose another passage (or none), then submit again."
-            )
         pair = QAPair.objects.create(
             corpus=assignment.hit.batch.corpus,
-            document=passage.document,
-            passage=passage,
+            document_id=cleaned.document_id,
+            passage_id=cleaned.passage_id,
             assignment=assignment,
             position=0,
             question_type=qt.SCIQ,
@@ -201,6 +191,19 @@ class SciQQuestionHandler(HitHandler):
             status=QAPair.Status.PENDING,
             qc_flags=list(cleaned.qc_flags),
         )
-        passage.used_by = pair
-        passage.save(update_fields=["used_by"])
-        logger.info("Assignment(%s) wrote QAPair(%s) about Passage(%s)", assignment.pk, pair.pk, passage.pk)
+        # Taking the passage is one conditional UPDATE: the row lock it takes orders two submissions
+        # about the same passage, and the second one finds it used and rolls back with its pair.
+        taken = Passage.objects.filter(pk=cleaned.passage_id, used_by__isnull=True).update(used_by=pair)
+        if not taken:
+            logger.warning(
+                "Assignment(%s) chose Passage(%s), already used by another pair",
+                assignment.pk,
+                cleaned.passage_id,
+            )
+            raise PassageTaken(
+                "Someone else has just written a question about this passage. "
+                "Please choose another passage (or none), then submit again."
+            )
+        logger.info(
+            "Assignment(%s) wrote QAPair(%s) about Passage(%s)", assignment.pk, pair.pk, cleaned.passage_id
+        )

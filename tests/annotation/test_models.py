@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 from django.utils import timezone
 
-from annotation.models import Assignment, Batch, IllegalTransition, QAPair
+from annotation.models import HIT, Assignment, Batch, IllegalTransition, QAPair
 from crowd.models import Worker, pseudonym_for
 from tests.factories import make_assignment, make_batch, make_corpus, make_document, make_worker
 
@@ -83,6 +83,23 @@ class TestAssignmentStatus:
         assignment = make_assignment()
         with pytest.raises(IntegrityError):
             Assignment.objects.create(hit=assignment.hit, worker=assignment.worker)
+
+
+class TestHitCompletion:
+    def test_complete_if_done__only_when_every_slot_holds_submitted_work(self) -> None:
+        batch = make_batch()
+        hit = HIT.objects.create(batch=batch, position=0, max_assignments=2)
+        first = make_assignment(batch=batch, hit=hit, worker=make_worker("w1"))
+        make_assignment(batch=batch, hit=hit, worker=make_worker("w2")).return_()
+        make_assignment(batch=batch, hit=hit, worker=make_worker("w3"), status=Assignment.Status.EXPIRED)
+        open_one = make_assignment(batch=batch, hit=hit, worker=make_worker("w4"))
+        first.submit({"question": "Q?"})
+        assert hit.complete_if_done() is False
+        assert HIT.objects.get(pk=hit.pk).status == HIT.Status.OPEN
+        open_one.submit({"question": "Q2?"})
+        assert hit.complete_if_done() is True
+        assert hit.status == HIT.objects.get(pk=hit.pk).status == HIT.Status.COMPLETED
+        assert hit.complete_if_done() is False
 
 
 class TestBatchStatus:

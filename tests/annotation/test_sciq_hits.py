@@ -131,6 +131,25 @@ def test_question_page__shows_the_three_passages_with_counters(client: Client, r
     assert '<fieldset class="task-fields" >' in html  # not disabled for the worker
 
 
+def test_question_page_and_submit__few_statements_each(
+    client: Client, records: dict, django_assert_max_num_queries: Any
+) -> None:
+    """The page reads the assignment (with consent) and the passages; the submit adds one transaction:
+    lock, submit, the pair, the passage taken by a conditional update, the HIT completed in one UPDATE."""
+    batch = _stage1()
+    assignment, url = _open(batch, make_worker("a"))
+    with django_assert_max_num_queries(2):
+        assert client.get(url).status_code == 200
+    passage = _first_passage(assignment)
+    record = records[passage.text]
+    fields = {"passage": str(passage.pk), "question": record.question, "answer": record.answer}
+    with django_assert_max_num_queries(9):
+        response = client.post(url, fields)
+    assert b"Thank you" in response.content
+    assert Passage.objects.get(pk=passage.pk).used_by == QAPair.objects.get(assignment=assignment)
+    assert HIT.objects.get(pk=assignment.hit_id).status == HIT.Status.COMPLETED
+
+
 def test_question_preview__is_read_only(client: Client, records: dict) -> None:
     batch = _stage1()
     staff = make_researcher("researcher")
