@@ -11,7 +11,8 @@ English stop words, ``PorterStemFilter``). :func:`analyze` runs the same chain i
 
 - words are Unicode UAX#29 word boundaries from ICU's word ``BreakIterator`` (PyICU), which is what
   Lucene's ``StandardTokenizer`` implements: ``www.umass.edu``, ``3.5``, ``e.g`` and ``don't`` stay whole;
-  on top of that, Lucene's rules: only segments with a letter or digit, and emoji, are tokens; each Han
+  on top of that, Lucene's rules: only segments with a letter or digit (ICU's word rule status), and
+  emoji, are tokens, and ``@`` separates words as in UAX#29 (ICU's root rules join it); each Han
   ideograph and Hiragana character is its own token (ICU's dictionary would group them into words), and
   tokens longer than 255 characters are cut into 255-character pieces;
 - emoji are tokens as in Lucene's ``<EMOJI>`` rule (TR#51 emoji sequences): a segment that starts with an
@@ -54,6 +55,9 @@ _POSSESSIVE_RE = re.compile(r"['’\uff07][sS]$")
 # Lucene emits each ideograph and each Hiragana character as its own token.
 _SINGLE_CHAR_RE = re.compile(r"([\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f])")
 _ZWJ = "\u200d"
+_WORD_NUMBER = (
+    100  # ICU's UBRK_WORD_NUMBER: rule statuses from here up are numbers, letters, kana, ideographs
+)
 _KEYCAP, _KEYCAP_BASES = "\u20e3", frozenset("0123456789#*")
 _STEMMER = PorterStemmer(mode=PorterStemmer.MARTIN_EXTENSIONS)
 _LOCAL = threading.local()  # an ICU BreakIterator holds its text: one per thread
@@ -118,14 +122,17 @@ def words(text: str) -> list[str]:
     """
     tokens: list[str] = []
     breaks = _word_breaks()
-    breaks.setText(text)
+    # ICU's root rules count '@' as a letter (so e-mail addresses stay whole); UAX#29 and Lucene do not.
+    breaks.setText(text.replace("@", " ") if "@" in text else text)
     start = breaks.first()
     # ICU works in UTF-16 offsets; slice the UTF-16 form so characters outside the BMP stay aligned.
     utf16 = text.encode("utf-16-le") if any(ord(c) > 0xFFFF for c in text) else None
     for end in breaks:
         segment = text[start:end] if utf16 is None else utf16[2 * start : 2 * end].decode("utf-16-le")
         start = end
-        if not any(c.isalnum() for c in segment):
+        # A status below UBRK_WORD_NUMBER: no letter, digit, kana or ideograph (spaces, punctuation, and
+        # symbols such as superscript digits, which are not UAX#29 Numeric); only emoji are tokens there.
+        if breaks.getRuleStatus() < _WORD_NUMBER:
             emoji = emoji_token(segment)
             if emoji:
                 tokens.extend(_pieces(emoji))

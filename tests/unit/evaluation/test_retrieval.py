@@ -81,6 +81,13 @@ def test_words__lucene_token_rules() -> None:
     assert words("𝐀𝐁 ok") == ["𝐀𝐁", "ok"]
 
 
+def test_words__at_sign_and_superscripts_as_in_lucene() -> None:
+    """Lucene splits at '@' (ICU's root rules would keep 'x@umass.edu' whole) and drops superscript digits
+    (not UAX#29 Numeric); both differences showed up against Lucene on the SyllabusQA test syllabi."""
+    assert words("mail x@umass.edu or @umass") == ["mail", "x", "umass.edu", "or", "umass"]
+    assert words("5 m³ and 10² ½") == ["5", "m", "and", "10"]
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
