@@ -65,6 +65,15 @@ class WordNetKnowledge:
         self._cache: dict[str, SenseInfo] = {}
         self._ancestors: dict[Any, frozenset[Any]] = {}
 
+    def preload(self) -> int:
+        """Read every noun synset into NLTK's synset cache now, and return how many there are.
+
+        NLTK parses a synset from ``data.noun`` the first time it is asked for; a suggestion touches
+        hundreds of new candidates, so without this the first questions pay for that parsing (about 0.15 s
+        each on the project machine). Reading all 82,115 noun synsets once takes about 10 s.
+        """
+        return sum(1 for _ in self.wn.all_synsets("n"))
+
     def noun_senses(self, expression: str) -> list[Any]:
         """Return the first noun senses of an expression, falling back to its head (last) word.
 

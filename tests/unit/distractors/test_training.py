@@ -2,9 +2,10 @@
 
 import json
 
+import numpy as np
 import pytest
 
-from distractors.ranker import RankerNotTrained, load_ranker, load_suggester
+from distractors.ranker import RankerNotTrained, load_ranker, load_suggester, positive_proba
 
 
 def test_train__metrics_and_artifacts(trained):
@@ -65,3 +66,14 @@ def test_suggest__table1_questions_get_suggestions_of_the_right_kind(ranker, kno
         "activation energy",
     )
     assert sum("energy" in s.text for s in energy) >= 3
+
+
+def test_positive_proba__equals_the_forests_predict_proba_exactly(ranker):
+    """The per-tree sum the ranker scores with gives sklearn's probabilities bit for bit (same tree order)."""
+    question, answer = "Which organ pumps blood through the body?", "heart"
+    candidates = ranker.shortlist(question, answer)
+    matrix = ranker.parts.extractor.matrix(question, answer, candidates)
+    positive = list(ranker.forest.classes_).index(1)
+    expected = ranker.forest.predict_proba(matrix)[:, positive]
+    assert np.array_equal(positive_proba(ranker.forest, matrix, positive), expected)
+    assert np.array_equal(ranker.score(question, answer, candidates), expected)
