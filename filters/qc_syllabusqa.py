@@ -124,6 +124,9 @@ class SyllabusQAOptions:
             questions on the same syllabus are near-duplicates.
         profanity_threshold: alt-profanity-check probability at or above which text is profane.
         profanity_wordlist: also flag better-profanity word-list hits.
+        check_profanity: score profanity at all. The HIT page turns it off: the model loads
+            scikit-learn, which web workers never import, and profanity is a review flag (never an error
+            the worker must fix), so the after-submission QC job adds it to the stored pair.
         max_pairs_per_syllabus: per-annotator cap on one syllabus (None: no cap).
         max_pairs_total: per-annotator cap over all syllabi (None: no cap).
     """
@@ -134,6 +137,7 @@ class SyllabusQAOptions:
     duplicate_threshold: float = 90.0
     profanity_threshold: float = 0.8
     profanity_wordlist: bool = False
+    check_profanity: bool = True
     max_pairs_per_syllabus: Optional[int] = None
     max_pairs_total: Optional[int] = None
 
@@ -261,17 +265,18 @@ def check_pair(
         issues.append(
             issue("pii_request", "question", f"question asks for personal information: {pair.question!r}")
         )
-    texts = text_columns(pair)
-    if profanity_score is None:
-        scores: Mapping[str, float] = profanity_by_column([pair])[0]
-    elif isinstance(profanity_score, Mapping):
-        scores = profanity_score
-    else:
-        scores = dict.fromkeys(texts, float(profanity_score))
-    for name, text in texts.items():
-        score = scores.get(name, 0.0)
-        if is_profane(score, text, options.profanity_threshold, options.profanity_wordlist):
-            issues.append(issue("profanity", name, f"offensive language (score {score:.2f})"))
+    if options.check_profanity:
+        texts = text_columns(pair)
+        if profanity_score is None:
+            scores: Mapping[str, float] = profanity_by_column([pair])[0]
+        elif isinstance(profanity_score, Mapping):
+            scores = profanity_score
+        else:
+            scores = dict.fromkeys(texts, float(profanity_score))
+        for name, text in texts.items():
+            score = scores.get(name, 0.0)
+            if is_profane(score, text, options.profanity_threshold, options.profanity_wordlist):
+                issues.append(issue("profanity", name, f"offensive language (score {score:.2f})"))
 
     spans = [s for s in pair.answer_spans if s and s.strip()]
     steps = [s for s in pair.reasoning_steps if s and s.strip()]

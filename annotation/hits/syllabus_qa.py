@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from django.urls import reverse
@@ -33,7 +33,6 @@ from filters.qc_syllabusqa import (
     SyllabusQAResult,
     check_pair,
     find_duplicate_questions,
-    profanity_by_column,
 )
 from filters.spans import NormalizedDocument, locate_span, normalize_document, normalize_text
 
@@ -347,8 +346,9 @@ class SyllabusQAHandler(HitHandler):
         """Contract checks (14 cards in the fixed type order, fixed no-answer text), then QC per card.
 
         QC errors block and are shown next to their field (``qa-{i}-question``, ``qa-{i}-span-{j}``...);
-        possible PII and profanity are shown as warnings; duplicate questions within the submission are
-        an error on the later card.
+        possible PII is shown as a warning; duplicate questions within the submission are an error on
+        the later card. Profanity is left to the after-submission QC job (a review flag on the stored
+        pair): its model loads scikit-learn, which a web worker must not wait for or hold.
         """
         form = FormCheck(fields=fields)
         document = hit.document
@@ -371,9 +371,9 @@ class SyllabusQAHandler(HitHandler):
                     field_name(i, "answer"), f'The answer of a No answer question is "{qt.NO_ANSWER_TEXT}".'
                 )
             pairs.append(pair)
-        scores = profanity_by_column(pairs)
+        page_options = replace(self.options, check_profanity=False)
         for i, qtype in enumerate(CARD_TYPES):
-            result = check_pair(pairs[i], normalized, self.options, scores[i])
+            result = check_pair(pairs[i], normalized, page_options)
             results.append(result)
             for found in result.issues:
                 name = field_name(i, found.field)

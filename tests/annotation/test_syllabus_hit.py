@@ -344,3 +344,33 @@ def test_locate_span__only_an_open_assignments_link(client: Any, syllabus_hit: d
     assert client.post(forged, {"text": "exam"}).status_code == 404
     Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.RETURNED)
     assert client.post(url, {"text": "exam"}).status_code == 409
+
+
+@pytest.mark.django_db
+def test_post__profanity_is_scored_by_the_after_submission_job_not_the_page(
+    client: Any, syllabus_hit: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The submit never loads the profanity model (scikit-learn); the QC job flags the stored pair."""
+    from annotation.tasks import after_submission
+    from filters import qc_syllabusqa
+
+    data = form_fields(syllabus_hit["cards"])
+    data["qa-0-question"] = data["qa-0-question"].rstrip("?") + ", you fucking idiot?"
+
+    def model_loaded(texts: Any) -> list[float]:
+        raise AssertionError("the HIT page scored profanity")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(qc_syllabusqa, "profanity_scores", model_loaded)
+        response = client.post(syllabus_hit["url"], data)
+    errors = response.context and response.context["errors"]
+    assert "Your answers are saved" in response.content.decode(), errors
+    assignment = Assignment.objects.get(pk=syllabus_hit["assignment"].pk)
+    first = QAPair.objects.get(assignment=assignment, position=0)
+    assert "profanity" not in first.qc_flags
+
+    after_submission(assignment.pk)
+    first.refresh_from_db()
+    assert "profanity" in first.qc_flags
+    others = QAPair.objects.filter(assignment=assignment).exclude(position=0)
+    assert not any("profanity" in pair.qc_flags for pair in others)
