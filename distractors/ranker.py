@@ -1,6 +1,6 @@
 """The trained distractor ranker: loads the artifacts of ``training.train`` and suggests distractors.
 
-Suggesting runs in two stages (see ``shortlist``): a few thousand candidates are collected cheaply from
+Suggesting runs in two stages (see ``shortlist``): a few hundred candidates are collected cheaply from
 the whole candidate set C, then the random forest scores them with the full features phi(q, a*, a').
 ``rank_full`` scores all of C instead (slow; used to measure what the shortlist loses).
 """
