@@ -23,6 +23,7 @@ from django.views.generic import DetailView, TemplateView
 from annotation.models import Assignment, Batch, IllegalTransition, ScreeningGrade
 from annotation.permissions import ResearcherRequiredMixin, researcher_action
 from crowd.invites import create_invites
+from crowd.providers.costs import format_money
 
 REASON_KEY = "crowdqa-reject-reason-{pk}"
 """Session key of a typed rejection reason kept after a refused rejection (shown again in the form)."""
@@ -117,7 +118,8 @@ def outcome(assignment: Assignment) -> str:
         told = f"{batch.get_provider_display()} accepted it"
     reward = Payment.objects.filter(assignment=assignment, kind=Payment.Kind.REWARD).first()
     if reward is not None:
-        told += f"; reward {reward.amount_cents}¢: {reward.get_status_display().lower()}"
+        amount = format_money(reward.amount_cents, reward.currency)
+        told += f"; reward {amount}: {reward.get_status_display().lower()}"
     return told
 
 
@@ -183,11 +185,17 @@ def bonus_assignment(request: HttpRequest, pk: int) -> HttpResponse:
             request.POST.get("reason", ""),
             confirm_no_work=request.POST.get("confirm_no_work") == "on",
         )
+        amount = format_money(cents, assignment.hit.batch.currency)
         messages.success(
-            request, f"Bonus of {cents}¢ for submission {pk}: {result.status.value.replace('_', ' ')}."
+            request, f"Bonus of {amount} for submission {pk}: {result.status.value.replace('_', ' ')}."
         )
     except ValueError:
-        messages.error(request, "The bonus must be a whole number of cents, such as 50.")
+        currency = assignment.hit.batch.currency
+        messages.error(
+            request,
+            f"The bonus must be a whole number of hundredths of {currency}, such as 50 for "
+            f"{format_money(50, currency)}.",
+        )
     except ReviewError as exc:
         messages.error(request, f"No bonus was paid for submission {pk}: {_error_text(exc)}")
     return redirect("annotation:assignment", pk=pk)

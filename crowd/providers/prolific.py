@@ -308,6 +308,11 @@ class ProlificProvider(CrowdProvider):
         payment_claim``, which ``crowd.services.review.bonus`` holds around this call).
         ``reason`` is not sent: Prolific bonuses carry no message (use ``notify_workers``).
 
+        A process killed between the set-up and the CREATED record leaves a set-up bulk bonus that no
+        record names; the re-run sets up and pays a new one. The orphan costs nothing (Prolific pays a
+        bulk bonus only through its pay call) and cannot be cleaned up: the API lists and cancels no
+        bulk bonuses (docs.prolific.com, Bonuses: set up and pay only).
+
         Raises:
             ProlificTransientError: the pay call's answer was lost; the record stays PAY_REQUESTED and
                 a retry returns UNCONFIRMED instead of paying again.
@@ -360,11 +365,33 @@ class ProlificProvider(CrowdProvider):
     # --- workers -------------------------------------------------------------------------------------
 
     def account_currency(self) -> str:
-        """The workspace's ``currency_code``: Prolific pays in the workspace's currency (USD without one)."""
-        if not self.workspace_id:
-            return "USD"
-        workspace = prolific_api.Workspaces.get(self.client, self.workspace_id)
-        return str(workspace.get("currency_code") or "USD").upper()
+        """The ``currency_code`` of the workspace that pays: ``PROLIFIC_WORKSPACE_ID``'s, or the account's
+        only workspace's when it is unset.
+
+        Fails closed: a reward in the wrong currency is a real loss, so an account with several
+        workspaces and no ``PROLIFIC_WORKSPACE_ID``, or a balance without a currency, is refused
+        instead of assumed to be USD.
+
+        Raises:
+            ProviderConfigError: the paying workspace or its currency cannot be told.
+        """
+        workspace_id = self.workspace_id
+        if not workspace_id:
+            workspaces = prolific_api.Workspaces.list(self.client)
+            if len(workspaces) != 1:
+                names = ", ".join(f"{w.get('title', '?')} ({w.get('id')})" for w in workspaces) or "none"
+                raise errors.ProviderConfigError(
+                    f"PROLIFIC_WORKSPACE_ID is not set and the account has {len(workspaces)} workspaces "
+                    f"({names}): set it to the workspace that pays this batch",
+                    platform="prolific",
+                )
+            workspace_id = str(workspaces[0]["id"])
+        code = prolific_api.Workspaces.balance(self.client, workspace_id).get("currency_code")
+        if not code:
+            raise errors.ProviderConfigError(
+                f"Prolific gave no currency_code for workspace {workspace_id}'s balance", platform="prolific"
+            )
+        return str(code).upper()
 
     def _block_group(self) -> str:
         if not self.block_group_id:

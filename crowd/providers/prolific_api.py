@@ -208,11 +208,20 @@ class ProlificClient:
 
 
 class Workspaces:
-    """``/workspaces/{id}/``: the workspace studies are paid from (its ``currency_code``)."""
+    """``/workspaces/``: the workspaces studies are paid from.
+
+    A workspace's currency is on its balance (``GET /workspaces/{id}/balance/``: ``currency_code``,
+    amounts in its sub-unit); the workspace itself (``GET /workspaces/{id}/``) names no currency.
+    """
 
     @staticmethod
-    def get(client: ProlificClient, workspace_id: str) -> dict[str, Any]:
-        return client.request("GET", f"workspaces/{workspace_id}/")
+    def list(client: ProlificClient) -> list[dict[str, Any]]:
+        """The workspaces the token's user belongs to."""
+        return list(client.request("GET", "workspaces/").get("results") or [])
+
+    @staticmethod
+    def balance(client: ProlificClient, workspace_id: str) -> dict[str, Any]:
+        return client.request("GET", f"workspaces/{workspace_id}/balance/")
 
 
 class Studies:

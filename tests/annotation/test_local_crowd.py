@@ -244,8 +244,9 @@ def test_worker_pages__invite_login_next_and_home(client) -> None:  # type: igno
     assert client.get(url).status_code == 200  # a GET (a link preview) does not use the invite
     response = client.post(url)
     assert response.status_code == 302 and response["Location"] == "/work/"
+    Batch.objects.filter(pk=batch.pk).update(reward_cents=75, currency="EUR")
     home = client.get("/work/").content.decode()
-    assert batch.title in home
+    assert batch.title in home and "0.75 EUR each" in home
     worker = Worker.objects.get(user__isnull=False)
     assert f"Worker <strong>{worker.pseudonym}</strong>" in home and worker.user.username not in home
     assert "Signed in as" not in home and 'href="/batches/new/"' not in home  # no researcher bar

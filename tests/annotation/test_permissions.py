@@ -106,7 +106,7 @@ def test_approve__message_names_the_outcome(client, submitted) -> None:  # type:
     client.force_login(make_researcher())
     page = client.post(f"/assignments/{submitted.pk}/review/", {"action": "approve"}, follow=True)
     assert (
-        f"Approved submission {submitted.pk}; recorded for the local worker; reward 150¢"
+        f"Approved submission {submitted.pk}; recorded for the local worker; reward 1.50 USD"
         in page.content.decode()
     )
 

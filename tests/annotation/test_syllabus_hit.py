@@ -350,20 +350,25 @@ def test_locate_span__only_an_open_assignments_link(client: Any, syllabus_hit: d
 def test_post__profanity_is_scored_by_the_after_submission_job_not_the_page(
     client: Any, syllabus_hit: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The submit never loads the profanity model (scikit-learn); the QC job flags the stored pair."""
+    """The submit's checks never load the profanity model (scikit-learn); the QC job flags the pair."""
     from annotation.tasks import after_submission
     from filters import qc_syllabusqa
 
     data = form_fields(syllabus_hit["cards"])
     data["qa-0-question"] = data["qa-0-question"].rstrip("?") + ", you fucking idiot?"
+    page_check = SyllabusQAHandler.check
 
     def model_loaded(texts: Any) -> list[float]:
         raise AssertionError("the HIT page scored profanity")
 
-    with monkeypatch.context() as patched:
-        patched.setattr(qc_syllabusqa, "profanity_scores", model_loaded)
-        response = client.post(syllabus_hit["url"], data)
-    errors = response.context and response.context["errors"]
+    def check_without_model(self: SyllabusQAHandler, *args: Any) -> Any:
+        with monkeypatch.context() as patched:
+            patched.setattr(qc_syllabusqa, "profanity_scores", model_loaded)
+            return page_check(self, *args)
+
+    monkeypatch.setattr(SyllabusQAHandler, "check", check_without_model)
+    response = client.post(syllabus_hit["url"], data)
+    errors = response.context.get("errors") if response.context else None
     assert "Your answers are saved" in response.content.decode(), errors
     assignment = Assignment.objects.get(pk=syllabus_hit["assignment"].pk)
     first = QAPair.objects.get(assignment=assignment, position=0)

@@ -117,7 +117,7 @@ def researcher_with_approved_batch(
     item.locator("input[name=assignment]").check()
     page.get_by_role("button", name="Approve ticked").click()
     expect(page.locator(".message.success")).to_contain_text("Approved 1 submission")
-    expect(page.locator(".message.success")).to_contain_text("reward 50¢")
+    expect(page.locator(".message.success")).to_contain_text("reward 0.50 USD")
     stage2 = Batch.objects.get(kind=Batch.Kind.SCIQ_DISTRACTOR)
 
     # A second worker validates the question on the stage-2 batch.

@@ -61,8 +61,10 @@ class FakeProlific:
         self.payments: list[dict[str, Any]] = []  # one entry per pay call: what Prolific paid
         self.groups: dict[str, dict[str, Any]] = {}
         self.messages: list[dict[str, Any]] = []
-        # workspaces as Prolific answers GET /workspaces/{id}/: studies are paid in its currency_code
+        # the account's workspaces; each pays in its currency_code, which Prolific gives only on
+        # GET /workspaces/{id}/balance/ (GET /workspaces/{id}/ has no currency). A new account has one.
         self.workspaces: dict[str, dict[str, Any]] = {}
+        self.add_workspace("USD", title="My workspace")
         self.calls: list[str] = []
         self.drop_after_processing: set[str] = set()
         self.fail_next: dict[str, FakeProlificError] = {}  # handler name -> error for its next call
@@ -101,7 +103,9 @@ class FakeProlific:
             route = path[len(API_PREFIX) :]
             self.calls.append(f"{method} {route}")
             routes: list[tuple[str, str, Any]] = [
+                ("GET", r"workspaces/", self.list_workspaces),
                 ("GET", r"workspaces/(?P<id>\w+)/", self.get_workspace),
+                ("GET", r"workspaces/(?P<id>\w+)/balance/", self.get_workspace_balance),
                 ("POST", r"studies/", self.create_study),
                 ("GET", r"studies/(?P<id>\w+)/", self.get_study),
                 ("PATCH", r"studies/(?P<id>\w+)/", self.update_study),
@@ -153,10 +157,34 @@ class FakeProlific:
         self.studies[study["id"]] = study
         return 201, study
 
+    def add_workspace(self, currency_code: str, title: str = "QA lab", workspace_id: str = "") -> str:
+        """Give the account a workspace paying in ``currency_code``; return its id."""
+        workspace_id = workspace_id or self._id()
+        self.workspaces[workspace_id] = {"id": workspace_id, "title": title, "currency_code": currency_code}
+        return workspace_id
+
+    def _workspace(self, workspace_id: str) -> dict[str, Any]:
+        if workspace_id not in self.workspaces:
+            raise FakeProlificError(404, f"no workspace {workspace_id}")
+        workspace = self.workspaces[workspace_id]
+        return {"id": workspace["id"], "title": workspace["title"], "description": "", "users": []}
+
+    def list_workspaces(self, body: Mapping[str, Any], **_: Any) -> tuple[int, Any]:
+        return 200, {"results": [self._workspace(w) for w in self.workspaces]}
+
     def get_workspace(self, body: Mapping[str, Any], id: str, **_: Any) -> tuple[int, Any]:
-        if id not in self.workspaces:
-            raise FakeProlificError(404, f"no workspace {id}")
-        return 200, self.workspaces[id]
+        return 200, self._workspace(id)
+
+    def get_workspace_balance(self, body: Mapping[str, Any], id: str, **_: Any) -> tuple[int, Any]:
+        self._workspace(id)
+        balance = {"rewards": 0, "fees": 0, "vat": 0}
+        return 200, {
+            "currency_code": self.workspaces[id]["currency_code"],
+            "total_balance": 0,
+            "balance_breakdown": balance,
+            "available_balance": 0,
+            "available_balance_breakdown": balance,
+        }
 
     def get_study(self, body: Mapping[str, Any], id: str, **_: Any) -> tuple[int, Any]:
         return 200, self._study(id)
