@@ -59,6 +59,10 @@ _WORD_NUMBER = (
     100  # ICU's UBRK_WORD_NUMBER: rule statuses from here up are numbers, letters, kana, ideographs
 )
 _KEYCAP, _KEYCAP_BASES = "\u20e3", frozenset("0123456789#*")
+# Lucene keeps a run of Line_Break=Complex_Context characters (South-East Asian scripts) as one token.
+_COMPLEX_CONTEXT_RUN = re.compile(
+    "[" + "".join(re.escape(c) for c in icu.UnicodeSet("[:Line_Break=Complex_Context:]")) + "]+"
+)
 _STEMMER = PorterStemmer(mode=PorterStemmer.MARTIN_EXTENSIONS)
 _LOCAL = threading.local()  # an ICU BreakIterator holds its text: one per thread
 
@@ -114,12 +118,26 @@ def _pieces(token: str) -> list[str]:
 def words(text: str) -> list[str]:
     """Split text into the tokens of Lucene's ``StandardTokenizer`` (UAX#29 words), case kept.
 
+    A run of South-East Asian script (Line_Break=Complex_Context: Thai, Lao, Myanmar, Khmer...) is one
+    token, as in Lucene; ICU would split it into dictionary words and join it to adjacent Latin letters.
+
     Args:
         text: any text.
 
     Returns:
         The word tokens in order.
     """
+    if not _COMPLEX_CONTEXT_RUN.search(text):
+        return _uax29_words(text)
+    tokens: list[str] = []
+    start = 0
+    for run in _COMPLEX_CONTEXT_RUN.finditer(text):
+        tokens += _uax29_words(text[start : run.start()]) + _pieces(run.group())
+        start = run.end()
+    return tokens + _uax29_words(text[start:])
+
+
+def _uax29_words(text: str) -> list[str]:
     tokens: list[str] = []
     breaks = _word_breaks()
     # ICU's root rules count '@' as a letter (so e-mail addresses stay whole); UAX#29 and Lucene do not.

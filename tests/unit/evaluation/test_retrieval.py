@@ -81,6 +81,14 @@ def test_words__lucene_token_rules() -> None:
     assert words("𝐀𝐁 ok") == ["𝐀𝐁", "ok"]
 
 
+def test_words__south_east_asian_runs_are_one_token_as_in_lucene() -> None:
+    """Lucene keeps a Thai/Lao run whole (<SOUTHEAST_ASIAN>) and apart from Latin letters; ICU's dictionary
+    would split 'ภาษาไทย' in two and join 'abc' to the Thai word after it."""
+    assert words("ภาษาไทย ok") == ["ภาษาไทย", "ok"]
+    assert words("abcภาษาไทย") == ["abc", "ภาษาไทย"]
+    assert words("ພາສາລາວ ລາວ, ภาษา") == ["ພາສາລາວ", "ລາວ", "ภาษา"]
+
+
 def test_words__at_sign_and_superscripts_as_in_lucene() -> None:
     """Lucene splits at '@' (ICU's root rules would keep 'x@umass.edu' whole) and drops superscript digits
     (not UAX#29 Numeric); both differences showed up against Lucene on the SyllabusQA test syllabi."""
