@@ -179,8 +179,9 @@ class PaymentClaim(models.Model):
     A row lock cannot be held across the platform call, because the ledger's write-ahead ``Payment`` rows
     must be committed before that call (``crowd.services.ledger``). This row is a lease instead: the one
     caller whose insert wins (unique key) pays, the others wait until it is deleted; a lease whose
-    holder died is taken over once ``expires_at`` has passed, and the ledger rows tell the new holder
-    what was already sent.
+    holder died is taken over once ``expires_at`` has passed (at once on PostgreSQL, where the holder's
+    session advisory lock ends with its connection), and the ledger rows tell the new holder what was
+    already sent.
     """
 
     idempotency_key = models.CharField(max_length=64, unique=True)

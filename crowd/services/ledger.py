@@ -14,6 +14,7 @@ instead: one caller pays, the other waits and then finds the key paid.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import socket
@@ -100,12 +101,71 @@ def _holder_dead(owner: str) -> bool:
     return False
 
 
+def _session_locks() -> bool:
+    """True on PostgreSQL, whose session advisory locks end with the holder's connection, on any host."""
+    return connection.vendor == "postgresql"
+
+
+def _lock_id(key: str) -> int:
+    """The signed 64-bit advisory lock id of an idempotency key."""
+    return int.from_bytes(hashlib.sha256(f"crowdqa-payment:{key}".encode()).digest()[:8], "big", signed=True)
+
+
+def _session_lock(key: str) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [_lock_id(key)])
+        return bool(cursor.fetchone()[0])
+
+
+def _session_unlock(key: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_unlock(%s)", [_lock_id(key)])
+
+
+def _ours(holder: str, owner: str) -> bool:
+    """True when ``holder`` is a claim of this process (``owner``'s host and pid)."""
+    return holder.rsplit(":", 1)[0] == owner.rsplit(":", 1)[0]
+
+
+def _try_claim_with_session_lock(key: str, owner: str, lease: timedelta) -> bool:
+    """PostgreSQL: the session advisory lock of ``key`` decides; the claim row records who holds it.
+
+    Whoever gets the lock holds the only live session that may pay ``key``: a claim row left by another
+    process is then a dead holder's (its session, and with it its lock, ended when it died, on whatever
+    host it ran), and is taken over at once. A row of this same process is a nested claim and refused.
+    """
+    if not _session_lock(key):
+        return False
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            PaymentClaim.objects.create(
+                idempotency_key=key, owner=owner, acquired_at=now, expires_at=now + lease
+            )
+        return True
+    except IntegrityError:
+        pass
+    holder = PaymentClaim.objects.filter(idempotency_key=key).values_list("owner", flat=True).first()
+    if holder is not None and _ours(holder, owner):
+        _session_unlock(key)
+        return False
+    PaymentClaim.objects.update_or_create(
+        idempotency_key=key, defaults={"owner": owner, "acquired_at": now, "expires_at": now + lease}
+    )
+    logger.warning("Payment %s: took over the claim of %s, whose database session has ended", key, holder)
+    return True
+
+
 def _try_claim(key: str, owner: str, lease: timedelta) -> bool:
     """Take the claim of ``key`` for ``owner``: new, or one whose holder expired or died; True on success.
 
-    A holder on this host whose process is gone (killed mid-payment) is taken over at once, without
-    waiting for its lease: the ledger rows it left tell the new holder what was already sent.
+    On PostgreSQL a session advisory lock tells a dead holder from a live one on any host
+    (:func:`_try_claim_with_session_lock`). Elsewhere (the embedded SQLite default, one host) a holder on
+    this host whose process is gone is taken over at once, and any other once its lease expired: the
+    ledger rows it left tell the new holder what was already sent.
     """
+    if _session_locks():
+        return _try_claim_with_session_lock(key, owner, lease)
     now = timezone.now()
     try:
         with transaction.atomic():
@@ -143,7 +203,11 @@ def payment_claim(
     """Hold the exclusive right to pay ``key`` for the duration of the ``with`` block.
 
     The claim is committed when the block starts (so it must run outside ``transaction.atomic()``, like
-    the ledger writes it protects) and deleted when it ends, also on errors.
+    the ledger writes it protects) and deleted when it ends, also on errors. On PostgreSQL the holder also
+    keeps a session advisory lock, so a holder killed on any host is taken over as soon as its
+    connection ends (this needs session-level connections: not a transaction-pooling pgbouncer). A
+    holder whose connection is replaced mid-payment loses that protection; the ledger's write-ahead rows
+    still keep a sent payment from being sent again.
 
     Args:
         key: the payment's idempotency key.
@@ -171,6 +235,8 @@ def payment_claim(
         yield
     finally:
         PaymentClaim.objects.filter(idempotency_key=key, owner=owner).delete()
+        if _session_locks():
+            _session_unlock(key)
 
 
 class DbPaymentStore:

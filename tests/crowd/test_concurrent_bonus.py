@@ -121,3 +121,51 @@ def test_payment_claim__refused_inside_a_transaction() -> None:
     with transaction.atomic(), pytest.raises(LedgerError, match="outside transaction.atomic"):
         with payment_claim("bonus-3-x"):
             pass
+
+
+HOLDER = """
+import sys, time
+import django
+django.setup()
+from crowd.services.ledger import payment_claim
+with payment_claim(sys.argv[1]):
+    print("held", flush=True)
+    time.sleep(300)
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_payment_claim__holder_killed_on_another_host_is_taken_over_at_once() -> None:
+    """PostgreSQL: a live holder on another host is respected; once it is killed its claim is taken over
+    without waiting for the 10-minute lease."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.integration.conftest import database_url
+
+    if connection.vendor != "postgresql":
+        pytest.skip("session advisory locks are PostgreSQL's; the embedded SQLite default runs on one host")
+    env = dict(os.environ, DATABASE_URL=database_url(), DJANGO_SETTINGS_MODULE="config.settings")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, "bonus-9-x"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        # The holder's row as a process on another machine would leave it: no local pid to check.
+        PaymentClaim.objects.filter(idempotency_key="bonus-9-x").update(owner="other-host:4242:0123abcd")
+        with pytest.raises(PaymentBusyError, match="bonus-9-x"):
+            with payment_claim("bonus-9-x", wait_seconds=0):
+                pass
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+    with payment_claim("bonus-9-x", wait_seconds=10):
+        claim = PaymentClaim.objects.get(idempotency_key="bonus-9-x")
+        assert claim.owner != "other-host:4242:0123abcd" and claim.expires_at > timezone.now()
+    assert not PaymentClaim.objects.exists()
