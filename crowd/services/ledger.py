@@ -127,6 +127,18 @@ def _ours(holder: str, owner: str) -> bool:
     return holder.rsplit(":", 1)[0] == owner.rsplit(":", 1)[0]
 
 
+def _insert_claim(key: str, owner: str, now: datetime, lease: timedelta) -> bool:
+    """Insert the claim row of ``key``; False when one exists (the key is unique)."""
+    try:
+        with transaction.atomic():
+            PaymentClaim.objects.create(
+                idempotency_key=key, owner=owner, acquired_at=now, expires_at=now + lease
+            )
+    except IntegrityError:
+        return False
+    return True
+
+
 def _try_claim_with_session_lock(key: str, owner: str, lease: timedelta) -> bool:
     """PostgreSQL: the session advisory lock of ``key`` decides; the claim row records who holds it.
 
@@ -137,14 +149,8 @@ def _try_claim_with_session_lock(key: str, owner: str, lease: timedelta) -> bool
     if not _session_lock(key):
         return False
     now = timezone.now()
-    try:
-        with transaction.atomic():
-            PaymentClaim.objects.create(
-                idempotency_key=key, owner=owner, acquired_at=now, expires_at=now + lease
-            )
+    if _insert_claim(key, owner, now, lease):
         return True
-    except IntegrityError:
-        pass
     holder = PaymentClaim.objects.filter(idempotency_key=key).values_list("owner", flat=True).first()
     if holder is not None and _ours(holder, owner):
         _session_unlock(key)
@@ -167,14 +173,8 @@ def _try_claim(key: str, owner: str, lease: timedelta) -> bool:
     if _session_locks():
         return _try_claim_with_session_lock(key, owner, lease)
     now = timezone.now()
-    try:
-        with transaction.atomic():
-            PaymentClaim.objects.create(
-                idempotency_key=key, owner=owner, acquired_at=now, expires_at=now + lease
-            )
+    if _insert_claim(key, owner, now, lease):
         return True
-    except IntegrityError:
-        pass
     taken = PaymentClaim.objects.filter(idempotency_key=key, expires_at__lte=now).update(
         owner=owner, acquired_at=now, expires_at=now + lease
     )
