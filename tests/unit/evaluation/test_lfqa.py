@@ -269,6 +269,21 @@ def test_split_sections__drops_non_informative_sections_and_respects_sizes() -> 
     assert all(text[s.start : s.end].startswith(s.text[:20]) for s in sections)
 
 
+def test_split_sections__wiki_markdown_and_numbered_headings_are_recognised_for_dropping() -> None:
+    body = "Cells divide and grow in many different ways over time. " * 30
+    text = (
+        f"== Biology ==\n{body}\n== See also ==\nOther pages on cells.\n# References\n[1] A book, 2020.\n"
+        f"2. External links:\nSee example.org.\nFurther Reading\nA list of books.\nSchedule\n{body}"
+    )
+    sections = split_sections(text, min_tokens=50, max_tokens=400, count_tokens=_words)
+    kept = " ".join(section.text for section in sections)
+    for dropped in ("Other pages", "A book", "example.org", "A list"):
+        assert dropped not in kept
+    assert "Biology" in kept and "Schedule" in kept
+    # Nothing else is lost: both bodies and the kept headings ("== Biology ==", "Schedule").
+    assert sum(_words(section.text) for section in sections) == 2 * _words(body) + 3 + 1
+
+
 def test_split_sections__real_syllabus_passages_follow_the_paper_sizes(shared_data) -> None:
     text = _real_syllabus(shared_data, "PH224_Syllabus_Spring23")
     sections = split_sections(text)
