@@ -64,6 +64,9 @@ _STATE_RE = re.compile(
     r"status of:?\s*(\w+)|is not in a valid state|already been (?:approved|rejected)", re.I
 )
 _NOT_FOUND_RE = re.compile(r"does not exist|not found|cannot be found", re.I)
+# A replayed SendBonus token: botocore's service model lists no TurkErrorCode for it (RequestError
+# carries only Message and TurkErrorCode, and the documented codes name HITs and qualifications), so
+# the wording MTurk answers with is matched; a code naming a repeat (_TURK_ALREADY_RE) counts too.
 _TOKEN_RE = re.compile(r"idempotency token .* has already been processed", re.I)
 _FUNDS_RE = re.compile(r"insufficient funds|not have enough funds", re.I)
 # TurkErrorCodes (the ``TurkErrorCode`` member of MTurk's RequestError) naming a repeated request: a
