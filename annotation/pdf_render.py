@@ -5,10 +5,10 @@ the raw PDFs because tables, boxes and schedules lose their layout in extracted 
 server means the page works in MTurk's iframe and on any browser without a PDF viewer, and the disk
 cache means each (PDF, page, width) is rasterised once however many workers open the HIT.
 
-Pages are numbered from 1, as a worker reads them and as they appear in URLs. Rendering uses
-pypdfium2 (PDFium, installed with pdfplumber). PDFium is not thread-safe, so calls into it hold one
-process-wide lock; separate processes (gunicorn workers) are safe, and the cache is written through a
-temporary file and :func:`os.replace`, so concurrent requests never see a half-written PNG.
+Pages are numbered from 1, as a worker reads them and as they appear in URLs. Rendering uses pypdfium2
+(PDFium). PDFium is not thread-safe, so calls into it hold one process-wide lock; separate processes (gunicorn
+workers) are safe, and the cache is written through a temporary file and :func:`os.replace`, so concurrent
+requests never see a half-written PNG.
 """
 
 from __future__ import annotations

