@@ -14,6 +14,7 @@ from django import forms
 
 from annotation import question_types as qt
 from annotation.models import Batch, Corpus, Document
+from annotation.platforms import Platform
 from annotation.services.batches import BatchSpec, BatchSpecError, check_time_limit, default_time_limit
 from evaluation.screening_quiz import MAX_QUIZ_QUESTIONS
 
@@ -37,7 +38,7 @@ class NewBatchForm(forms.Form):
     """Every option of a new batch; :meth:`spec` builds the service's ``BatchSpec``."""
 
     kind = forms.ChoiceField(label="HIT kind", choices=KINDS, initial=Batch.Kind.SYLLABUS_QA)
-    provider = forms.ChoiceField(label="Platform", choices=Batch.Provider.choices, initial="local")
+    provider = forms.ChoiceField(label="Platform", choices=Platform.choices(), initial="local")
     name = forms.CharField(
         label="Batch name", max_length=200, required=False, help_text="Empty: kind and corpus."
     )
@@ -129,7 +130,7 @@ class NewBatchForm(forms.Form):
                 self.add_error("release", "Choose the release whose questions the expert answers.")
             if not data.get("sample"):
                 self.add_error("sample", "Say how many questions the expert answers.")
-            if data.get("provider") and data["provider"] != Batch.Provider.LOCAL:
+            if data.get("provider") and data["provider"] != Platform.LOCAL:
                 self.add_error("provider", "Expert batches run on the local crowd.")
             return data
         corpus: Optional[Corpus] = data.get("corpus")

@@ -30,8 +30,9 @@ from annotation.framing import mturk_frameable
 from annotation.hits import FormCheck, HitConflict, HitHandler, handler_for
 from annotation.models import HIT, Assignment, Batch, Document, IllegalTransition
 from annotation.permissions import can_view
+from annotation.platforms import Platform
 from annotation.services import admission, assigning
-from crowd.models import Consent, Worker
+from crowd.models import Consent
 from crowd.providers.arrival import completion_for
 
 logger = logging.getLogger(__name__)
@@ -308,7 +309,7 @@ def return_hit(request: HttpRequest, token: str) -> HttpResponse:
         assigning.return_assignment(assignment)
     except IllegalTransition:
         return _message(request, "Nothing to return", "This HIT is no longer yours to return.", status=409)
-    if assignment.worker.platform == Worker.Platform.LOCAL:
+    if assignment.worker.platform == Platform.LOCAL:
         batch = assignment.hit.batch
         messages.info(request, f"You returned the HIT “{batch.title or batch.name}”.")
         return redirect("worker:home")

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from annotation import question_types as qt
 from annotation.drafts import merge_draft
+from annotation.platforms import Platform
 
 
 def sha256_text(text: str) -> str:
@@ -192,11 +193,6 @@ class Batch(models.Model):
         SCREENING = "screening", "Screening"
         EXPERT_ANSWER = "expert_answer", "Expert answers (agreement)"
 
-    class Provider(models.TextChoices):
-        LOCAL = "local", "Local crowd"
-        MTURK = "mturk", "Amazon Mechanical Turk"
-        PROLIFIC = "prolific", "Prolific"
-
     class Status(models.TextChoices):
         DRAFT = "draft", "Draft"
         PUBLISHED = "published", "Published"
@@ -214,7 +210,7 @@ class Batch(models.Model):
 
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=20, choices=Kind.choices)
-    provider = models.CharField(max_length=20, choices=Provider.choices, default=Provider.LOCAL)
+    provider = models.CharField(max_length=20, choices=Platform.choices(), default=Platform.LOCAL.value)
     corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="batches")
     parent = models.ForeignKey(
         "self",

@@ -22,6 +22,7 @@ from django.views.generic import DetailView, TemplateView
 
 from annotation.models import Assignment, Batch, IllegalTransition, ScreeningGrade
 from annotation.permissions import ResearcherRequiredMixin, researcher_action
+from annotation.platforms import Platform
 from crowd.invites import create_invites
 from crowd.providers.costs import format_money
 
@@ -112,7 +113,7 @@ def outcome(assignment: Assignment) -> str:
     from crowd.models import Payment
 
     batch = assignment.hit.batch
-    if batch.provider == Batch.Provider.LOCAL:
+    if batch.provider == Platform.LOCAL:
         told = "recorded for the local worker"
     else:
         told = f"{batch.get_provider_display()} accepted it"

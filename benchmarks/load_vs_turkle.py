@@ -132,6 +132,7 @@ def setup_crowdqa(rounds: int, users: int, hits: int, items: list[tuple[str, str
 
     from annotation import hit_links
     from annotation.models import Assignment
+    from annotation.platforms import Platform
     from annotation.services.batches import BatchSpec, create_batch
     from crowd.models import Consent, Worker, pseudonym_for
     from tests.factories import make_textbook
@@ -144,7 +145,7 @@ def setup_crowdqa(rounds: int, users: int, hits: int, items: list[tuple[str, str
         batch.publish()
         workers = Worker.objects.bulk_create(
             Worker(
-                platform=Worker.Platform.LOCAL,
+                platform=Platform.LOCAL,
                 platform_id=f"load-{number}-{i}",
                 pseudonym=pseudonym_for("local", f"load-{number}-{i}"),
             )

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.platforms import Platform
 from crowd.models import Invite, Worker
 
 logger = logging.getLogger(__name__)
@@ -113,9 +114,7 @@ def redeem(token: str) -> Worker:
         user = get_user_model().objects.create_user(username=f"worker-{locked.pk}-{secrets.token_hex(3)}")
         user.set_unusable_password()
         user.save(update_fields=["password"])
-        worker = Worker.objects.get_or_create_for(
-            Worker.Platform.LOCAL, platform_id, is_expert=locked.is_expert
-        )
+        worker = Worker.objects.get_or_create_for(Platform.LOCAL, platform_id, is_expert=locked.is_expert)
         worker.user = user
         worker.save(update_fields=["user"])
         locked.worker = worker

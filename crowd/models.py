@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
+import annotation.models
 from crowd.pseudonyms import pseudonymize_worker
 
 
@@ -49,12 +50,7 @@ class WorkerManager(models.Manager["Worker"]):
 class Worker(models.Model):
     """A person who does HITs: an MTurk or Prolific worker, or a local account (in-lab, expert)."""
 
-    class Platform(models.TextChoices):
-        LOCAL = "local", "Local crowd"
-        MTURK = "mturk", "Amazon Mechanical Turk"
-        PROLIFIC = "prolific", "Prolific"
-
-    platform = models.CharField(max_length=20, choices=Platform.choices)
+    platform = models.CharField(max_length=20, choices=annotation.models.Platform.choices())
     platform_id = models.CharField(max_length=100)
     pseudonym = models.CharField(max_length=32, unique=True, editable=False)
     user = models.OneToOneField(

@@ -31,9 +31,10 @@ from typing import Any, Optional
 from django.db.models import Q
 
 from annotation.models import HIT, Assignment, Batch, QAPair
+from annotation.platforms import Platform
 from annotation.question_types import PAIRS_PER_SYLLABUS_HIT
 from crowd.models import Invite, Worker
-from crowd.providers.arrival import Arrival, ArrivalError, Platform, parse_arrival
+from crowd.providers.arrival import Arrival, ArrivalError, parse_arrival
 
 
 class Refused(Exception):
@@ -71,7 +72,7 @@ def check_platform(batch: Batch, worker: Worker) -> None:
     """Raise :class:`Refused` unless ``worker`` comes from the platform ``batch`` is published on."""
     if worker.platform != batch.provider:
         raise Refused("This task is not offered on the platform you came from.", status=403)
-    if batch.provider == Batch.Provider.LOCAL and not invited_to(batch, worker):
+    if batch.provider == Platform.LOCAL and not invited_to(batch, worker):
         raise Refused("You were not invited to this batch. Ask the researcher for an invite link.")
     if batch.kind in EXPERT_KINDS and not worker.is_expert:
         raise Refused("This batch is open to invited experts only.")
@@ -192,14 +193,14 @@ def admit_arrival(batch: Batch, arrival: Arrival) -> Admission:
             raise Refused("This HIT is not part of this task.", status=404)
         if arrival.preview:
             return Admission(hit=hit)
-        worker = Worker.objects.get_or_create_for(Worker.Platform.MTURK, arrival.worker_id)
+        worker = Worker.objects.get_or_create_for(Platform.MTURK, arrival.worker_id)
         assignment = assigning.claim_platform_assignment(
             batch, hit, worker, arrival.assignment_ref, {"turk_submit_to": arrival.submit_to}
         )
         return Admission(assignment=assignment)
     if not batch.platform_ref or arrival.hit_ref != batch.platform_ref:
         raise Refused("This link belongs to another Prolific study.", status=403)
-    worker = Worker.objects.get_or_create_for(Worker.Platform.PROLIFIC, arrival.worker_id)
+    worker = Worker.objects.get_or_create_for(Platform.PROLIFIC, arrival.worker_id)
     assignment = assigning.claim_next(
         batch, worker, platform_ref=arrival.assignment_ref, meta={"study_id": arrival.hit_ref}
     )

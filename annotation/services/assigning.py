@@ -20,6 +20,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import HIT, Assignment, Batch, QAPair
+from annotation.platforms import Platform
 from annotation.services import admission
 from crowd.models import Worker
 
@@ -240,7 +241,7 @@ def available_batches_for(worker: Worker) -> list[tuple[Batch, int]]:
     counts: dict[int, int] = {}
     for batch_id in (
         HIT.objects.available_for(worker)
-        .filter(batch__provider=Batch.Provider.LOCAL)
+        .filter(batch__provider=Platform.LOCAL)
         .values_list("batch", flat=True)
     ):
         counts[batch_id] = counts.get(batch_id, 0) + 1

@@ -16,6 +16,7 @@ from typing import Any, Optional
 from django.db import transaction
 
 from annotation.models import HIT, Batch, Corpus, Document, Passage, QAPair
+from annotation.platforms import Platform
 from evaluation.screening_quiz import (
     DEFAULT_QUIZ_QUESTIONS,
     MAX_QUIZ_QUESTIONS,
@@ -55,7 +56,7 @@ class BatchSpec:
 
     kind: str
     corpus: str
-    provider: str = Batch.Provider.LOCAL
+    provider: str = Platform.LOCAL
     name: str = ""
     title: str = ""
     description: str = ""
@@ -125,9 +126,9 @@ def create_batch(spec: BatchSpec, created_by: Any = None) -> Batch:
         )
     if spec.kind == Batch.Kind.EXPERT_ANSWER:
         raise BatchSpecError("expert batches are drawn from a release: use create_expert_batch --release DIR")
-    if spec.provider not in Batch.Provider.values:
+    if spec.provider not in Platform.values():
         raise BatchSpecError(
-            f"unknown provider {spec.provider!r}; expected one of {', '.join(Batch.Provider.values)}"
+            f"unknown provider {spec.provider!r}; expected one of {', '.join(Platform.values())}"
         )
     if spec.assignments < 1:
         raise BatchSpecError(f"assignments per HIT must be at least 1, got {spec.assignments}")

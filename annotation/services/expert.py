@@ -20,6 +20,7 @@ from django.db import transaction
 
 from annotation import question_types as qt
 from annotation.models import HIT, Batch, QAPair
+from annotation.platforms import Platform
 from annotation.services.batches import BatchSpecError
 from exports.models import Release
 from exports.release import load_index
@@ -152,7 +153,7 @@ def create_expert_batch(
         batch = Batch.objects.create(
             name=name or f"expert answers on {release.name} {release.version} ({split})",
             kind=Batch.Kind.EXPERT_ANSWER,
-            provider=Batch.Provider.LOCAL,
+            provider=Platform.LOCAL,
             corpus_id=corpora.pop(),
             title=EXPERT_TITLE,
             description=(

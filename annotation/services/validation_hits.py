@@ -16,6 +16,7 @@ from typing import Any
 from django.db import transaction
 
 from annotation.models import HIT, Batch, Distractor, QAPair
+from annotation.platforms import Platform
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +114,7 @@ def stage2_batch_for(stage1: Batch) -> Batch:
                 created_by=stage1.created_by,
                 options={k: stage1.options[k] for k in INHERITED_OPTIONS if k in stage1.options},
             )
-            if stage1.status == Batch.Status.PUBLISHED and child.provider == Batch.Provider.LOCAL:
+            if stage1.status == Batch.Status.PUBLISHED and child.provider == Platform.LOCAL:
                 child.publish()
     return child
 

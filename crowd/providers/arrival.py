@@ -17,11 +17,12 @@ local assignment to the platform's session id, never to the worker id alone.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Optional
 from urllib.parse import urlsplit
+
+from annotation.platforms import Platform
 
 PREVIEW_ASSIGNMENT_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
 MAX_PARAMETER_CHARS = 100
@@ -35,13 +36,6 @@ MTURK_FRAME_ORIGINS = ("https://worker.mturk.com", *MTURK_WORKER_ORIGINS)
 
 class ArrivalError(ValueError):
     """The URL parameters are incomplete or malformed; the message says which one."""
-
-
-class Platform(enum.StrEnum):
-    """Where a worker comes from (the values are ``Worker.Platform`` and ``Batch.Provider`` values)."""
-
-    MTURK = "mturk"
-    PROLIFIC = "prolific"
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from annotation.models import HIT, Assignment, Batch, IllegalTransition
+from annotation.platforms import Platform
 from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
 from crowd.models import Payment
 from crowd.providers import errors
@@ -242,7 +243,7 @@ def published_of(batch: Batch) -> Optional[PublishedBatch]:
     batches created on approval) gets them derived from its ids.
     """
     data = batch.options.get("published")
-    if not data and batch.provider == Batch.Provider.LOCAL and batch.status != Batch.Status.DRAFT:
+    if not data and batch.provider == Platform.LOCAL and batch.status != Batch.Status.DRAFT:
         return PublishedBatch(
             provider="local", batch_ref=str(batch.pk), platform_batch_id=str(batch.pk), units=()
         )
@@ -372,7 +373,7 @@ def follows_parent(batch: Batch) -> bool:
     parent = batch.parent
     return (
         batch.status == Batch.Status.DRAFT
-        and batch.provider != Batch.Provider.LOCAL
+        and batch.provider != Platform.LOCAL
         and parent is not None
         and parent.provider == batch.provider
         and parent.status in PARENT_LIVE
@@ -400,7 +401,7 @@ def publish_pending_hits(batch: Batch) -> dict[str, Any]:
     """
     batch.refresh_from_db()
     result: dict[str, Any] = {"batch": batch.pk, "published": 0, "batch_published": False}
-    if batch.provider == Batch.Provider.LOCAL:
+    if batch.provider == Platform.LOCAL:
         return result
     if follows_parent(batch):
         if batch.hits.exists():

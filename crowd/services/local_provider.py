@@ -16,6 +16,7 @@ from typing import Any, Optional
 from django.db.models import F
 
 from annotation.models import HIT, Assignment
+from annotation.platforms import Platform
 from crowd.models import Qualification, Worker
 from crowd.providers import errors
 from crowd.providers.base import (
@@ -60,7 +61,7 @@ def _assignment(platform_assignment_id: str) -> Assignment:
 
 
 def _worker(worker_id: str) -> Worker:
-    worker = Worker.objects.filter(platform=Worker.Platform.LOCAL, platform_id=worker_id).first()
+    worker = Worker.objects.filter(platform=Platform.LOCAL, platform_id=worker_id).first()
     if worker is None:
         raise errors.NotFoundError(f"no local worker {worker_id!r}", platform="local")
     return worker

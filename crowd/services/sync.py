@@ -22,6 +22,7 @@ from django.http import QueryDict
 from django.utils import timezone
 
 from annotation.models import HIT, Assignment, Batch, IllegalTransition
+from annotation.platforms import Platform
 from annotation.services import review as local_review
 from crowd.models import Worker
 from crowd.providers import errors
@@ -280,7 +281,7 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
     counts.update(retry_pending_grants(batch))
     batch.refresh_from_db()
     published = published_of(batch)
-    if published is not None and batch.provider != Batch.Provider.LOCAL:
+    if published is not None and batch.provider != Platform.LOCAL:
         provider = provider_for(batch)
         rows = list(
             Assignment.objects.filter(hit__batch=batch).exclude(platform_ref="").select_related("hit__batch")
@@ -337,7 +338,7 @@ def batches_to_sync() -> list[int]:
     live = Batch.objects.filter(status__in=SYNCABLE).exclude(platform_ref="").values_list("pk", flat=True)
     drafts = (
         Batch.objects.filter(status=Batch.Status.DRAFT, parent__isnull=False)
-        .exclude(provider=Batch.Provider.LOCAL)
+        .exclude(provider=Platform.LOCAL)
         .select_related("parent")
     )
     return sorted({*live, *(b.pk for b in drafts if follows_parent(b))})

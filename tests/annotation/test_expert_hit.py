@@ -22,6 +22,7 @@ from annotation import question_types as qt
 from annotation.hits import handler_for
 from annotation.hits.expert_answer import CONSENT, ExpertAnswerHandler
 from annotation.models import Assignment, Batch, ExpertAnswer, QAPair
+from annotation.platforms import Platform
 from annotation.services.assigning import claim_next
 from annotation.services.batches import typical_minutes
 from annotation.services.expert import ExpertBatchError, create_expert_batch, sample_item_ids
@@ -74,7 +75,7 @@ def test_create_expert_batch__seeded_sample_of_the_split(expert_release: Path) -
     again = create_expert_batch(release, 12, seed=5, split=SPLIT)
     other = create_expert_batch(release, 12, seed=6, split=SPLIT)
     assert batch.kind == Batch.Kind.EXPERT_ANSWER and batch.status == Batch.Status.PUBLISHED
-    assert batch.provider == Batch.Provider.LOCAL
+    assert batch.provider == Platform.LOCAL
     index = load_index(expert_release)["items"]
     hits = list(batch.hits.order_by("position").select_related("qa_pair", "document"))
     assert len(hits) == 12 == len(set(batch.options["items"]))

@@ -8,6 +8,7 @@ from typing import Any, Optional
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Batch
+from annotation.platforms import Platform
 from annotation.services.batches import BatchSpec, BatchSpecError
 from config.commands import JsonCommand
 from crowd.providers.costs import format_money
@@ -48,7 +49,7 @@ class Command(JsonCommand):
             choices=[k for k in Batch.Kind.values if k != Batch.Kind.EXPERT_ANSWER],
             help="What workers do.",
         )
-        parser.add_argument("--provider", default="local", choices=Batch.Provider.values, help="Where.")
+        parser.add_argument("--provider", default="local", choices=Platform.values(), help="Where.")
         parser.add_argument("--corpus", required=True, help="Corpus name.")
         parser.add_argument("--limit", type=int, help="At most this many HITs.")
         parser.add_argument("--assignments", type=int, default=1, help="Workers per HIT.")

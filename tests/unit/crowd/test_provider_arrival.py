@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from annotation.platforms import Platform
 from crowd.providers.arrival import (
     PREVIEW_ASSIGNMENT_ID,
     ArrivalError,
-    Platform,
     external_submit_url,
     parse_arrival,
 )
