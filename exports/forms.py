@@ -21,6 +21,7 @@ ERROR_FIELDS = {
     "batches": "batches",
     "ratios": "ratio_train",
     "formats": "formats",
+    "publish": "publish",
 }
 
 
@@ -56,6 +57,13 @@ class ReleaseForm(forms.Form):
         label="Reviewed values the privacy check may let through",
         help_text="One per line, e.g. a department's public office e-mail.",
     )
+    publish = forms.CharField(
+        required=False,
+        max_length=1000,
+        label="Publish to S3",
+        help_text="Optional s3://bucket/prefix: the release is uploaded to prefix/<name>-<version>/. "
+        "Submit the same options again to publish a release written earlier.",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -88,6 +96,7 @@ class ReleaseForm(forms.Form):
             privacy_allow=tuple(
                 line.strip() for line in (data.get("privacy_allow") or "").splitlines() if line.strip()
             ),
+            publish=(data.get("publish") or "").strip(),
         )
         if by_corpus and not request.corpus:
             self.add_error("corpus", "Choose the corpus to export.")

@@ -24,6 +24,11 @@ class Release(models.Model):
     ratios = models.JSONField(default=dict, blank=True)
     source = models.CharField(max_length=200, blank=True, help_text="Corpus or batch the items came from.")
     created = models.DateTimeField(help_text="When the release was built (the manifest's 'created').")
+    published_url = models.CharField(
+        max_length=1100,
+        blank=True,
+        help_text="s3://bucket/prefix/ the release was last published to (export_release --publish).",
+    )
     registered = models.DateTimeField(auto_now_add=True)
 
     class Meta:

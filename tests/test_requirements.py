@@ -38,6 +38,9 @@ NON_IMPORT_USES: dict[str, tuple[str, str]] = {
     # pytest plugins, loaded through their entry points: Django settings, the Playwright fixtures.
     "pytest-django": ("pyproject.toml", "DJANGO_SETTINGS_MODULE"),
     "pytest-playwright": ("tests/browser/conftest.py", "def browser_type_launch_args("),
+    # moto's threaded S3 server (moto.server, the "server" extra) is a Flask app.
+    "flask": ("tests/s3_server.py", "from moto.server import ThreadedMotoServer"),
+    "flask-cors": ("tests/s3_server.py", "from moto.server import ThreadedMotoServer"),
     # The linter, run as a command.
     "ruff": ("scripts/test.sh", ".venv/bin/ruff check"),
 }

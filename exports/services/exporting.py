@@ -5,12 +5,17 @@ free name and version). :func:`start_export` records it as a :class:`~annotation
 in-process or queues :func:`exports.tasks.export_release`. :func:`run_export` is what both call: it
 selects the pairs, builds the records, splits them, refuses (before writing anything) a split with the
 problems of :mod:`exports.checks` that the request does not allow, writes the release
-(:func:`exports.release.build_release`) and registers it in the catalogue.
+(:func:`exports.release.build_release`), registers it in the catalogue and, when the request names an
+``s3://bucket/prefix``, publishes it there (:func:`exports.storage.publish_release`) and records the URL
+on the catalogue row.
 
 Jobs never stay RUNNING on an error: every exception marks the job failed with its message; a refusal
 also stores the problems in ``job.result["refused"]`` so the page can ask "export anyway?". A job is safe
 to run again: a done job is left as it is, and a job whose release was written by an earlier attempt
-(crash before registering) registers that directory instead of writing it twice.
+(crash before registering) registers that directory instead of writing it twice. A request to publish
+that is otherwise the same as an earlier export which wrote this release (the same options, allowed
+problems aside) publishes that release instead of being refused as taken: this is how a release is
+published after it was built, or again after a failed upload (publishing skips identical objects).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Any, Optional
 
 from annotation.models import Batch, Corpus, Job
 from exports.checks import PROBLEM_CODES, SplitProblem, refused, split_problems
+from exports.models import Release
 from exports.privacy import PrivacyError
 
 # The release builder, its formats and the dataset step load pyarrow, numpy and matplotlib; the New
@@ -40,7 +46,8 @@ logger = logging.getLogger(__name__)
 
 JOB_KIND = "export_release"
 STEPS = 4
-"""Progress steps of an export job: select pairs, build records, write the release, register it."""
+"""Progress steps of an export job: select pairs, build records, write the release, register it; a
+request to publish has a fifth, the upload."""
 
 
 class ExportRequestError(ValueError):
@@ -83,6 +90,7 @@ class ExportRequest:
         privacy_allow: reviewed values the privacy check lets through.
         allow: problem codes (:data:`exports.checks.PROBLEM_CODES`) to export despite.
         sciq_sizes: (val, test) sizes in SciQ mode.
+        publish: ``s3://bucket/prefix`` to publish the release to (under ``<name>-<version>/``), or empty.
     """
 
     name: str
@@ -98,6 +106,7 @@ class ExportRequest:
     privacy_allow: tuple[str, ...] = ()
     allow: tuple[str, ...] = ()
     sciq_sizes: tuple[int, int] = field(default=(SCIQ_VAL_SIZE, SCIQ_TEST_SIZE))
+    publish: str = ""
 
     @property
     def destination(self) -> Path:
@@ -118,6 +127,16 @@ class ExportRequest:
                 known[key] = tuple(known[key])
         return cls(**known)
 
+    @property
+    def steps(self) -> int:
+        """Progress steps of this request's job."""
+        return STEPS + 1 if self.publish else STEPS
+
+    def same_release(self, other: ExportRequest) -> bool:
+        """True when both requests build the same release (where it is published and which split
+        problems were allowed aside)."""
+        return replace(self, publish="", allow=()) == replace(other, publish="", allow=())
+
 
 def validate_request(request: ExportRequest, *, resuming: bool = False) -> None:
     """Check a request before it is queued.
@@ -125,16 +144,25 @@ def validate_request(request: ExportRequest, *, resuming: bool = False) -> None:
     Args:
         request: the request.
         resuming: a retry of a job that may have written the release already (then its own
-            directory and catalogue row do not count as taken).
+            directory and catalogue row do not count as taken; so is a request to publish a release an
+            earlier job of the same request wrote).
 
     Raises:
         ExportRequestError: naming the field: an unsafe name or version, a name and version taken, no
             source or an unknown one, bad ratios, an unknown format or problem code, an existing
-            destination.
+            destination, a publish URL that is not ``s3://bucket[/prefix]``.
     """
     from exports.factories import UnknownFormatError, parse_formats
     from exports.release import safe_release_name
     from exports.services.releases import registered_as
+    from exports.storage import PublishError, parse_s3_url
+
+    if request.publish:
+        try:
+            parse_s3_url(request.publish)
+        except PublishError as exc:
+            raise ExportRequestError("publish", str(exc)) from exc
+    resuming = resuming or _built_earlier(request) is not None
 
     for label, value in (("name", request.name), ("version", request.version)):
         if not value or not safe_release_name(value):
@@ -182,7 +210,16 @@ def start_export(request: ExportRequest, *, sync: bool = False) -> Job:
         ExportRequestError: see :func:`validate_request` (no job is created).
     """
     validate_request(request)
-    job = Job.objects.create(kind=JOB_KIND, params=request.to_params(), progress_total=STEPS)
+    earlier = _built_earlier(request)
+    job = Job.objects.create(
+        kind=JOB_KIND,
+        params=request.to_params(),
+        progress_total=request.steps,
+        # the release is there: the job registers and publishes it (see _export_work)
+        result={key: earlier.result[key] for key in ("written", "warnings") if key in earlier.result}
+        if earlier
+        else {},
+    )
     if sync:
         return run_export(job.pk)
     from exports.tasks import ExportFailed, export_release  # the task module imports this one
@@ -255,6 +292,34 @@ def _written_earlier(job: Job, request: ExportRequest) -> Optional[Path]:
     if manifest.get("name") == request.name and str(manifest.get("version")) == request.version:
         return Path(path)
     return None
+
+
+def _built_earlier(request: ExportRequest) -> Optional[Job]:
+    """The latest export job of the same release that wrote it, when ``request`` asks to publish it."""
+    if not request.publish:
+        return None
+    destination = str(request.destination.resolve())
+    for job in Job.objects.filter(kind=JOB_KIND, result__written=destination).order_by("-pk"):
+        if request.same_release(ExportRequest.from_params(job.params)) and _written_earlier(job, request):
+            return job
+    return None
+
+
+def _publish(job: Job, request: ExportRequest, path: Path, release: Release) -> dict[str, Any]:
+    """Publish the release (step 5) and record where on its catalogue row."""
+    from exports.storage import PublishError, parse_s3_url, publish_release, s3_client
+
+    try:
+        published = publish_release(path, parse_s3_url(request.publish), s3_client())
+    except PublishError as exc:
+        raise PublishError(
+            f"{exc} (the release is written at {path} and registered as Release({release.pk}); "
+            "export it again with the same options to publish it)"
+        ) from exc
+    release.published_url = published.url
+    release.save(update_fields=["published_url"])
+    job.report(STEPS + 1)
+    return published.to_dict()
 
 
 def _build(job: Job, request: ExportRequest) -> tuple[Path, list[SplitProblem]]:
@@ -340,8 +405,10 @@ def _export_work(job: Job) -> dict[str, Any]:
     split = manifest.get("split") or {}
     job.report(4)
     logger.info("Job(%s) wrote Release(%s) %s at %s", job.pk, release.pk, release, path)
+    published = _publish(job, request, path, release) if request.publish else None
     return {
         "path": str(path),
+        "written": str(path.resolve()),  # what _written_earlier and _built_earlier look for
         "name": release.name,
         "version": release.version,
         "release_id": release.pk,
@@ -350,6 +417,7 @@ def _export_work(job: Job) -> dict[str, Any]:
         "excluded": manifest.get("excluded") or {},
         "files": len(manifest.get("files") or []),
         "warnings": warnings,
+        **({"published": published} if published else {}),
     }
 
 
@@ -365,7 +433,7 @@ def run_export(job_id: int) -> Job:
         logger.info("Job(%s) is done already; not exported again", job.pk)
         return job
     try:
-        job.run(_export_work, total=STEPS)
+        job.run(_export_work, total=ExportRequest.from_params(job.params).steps)
     except ExportRefused as exc:
         logger.warning("Job(%s) %s", job.pk, exc)
     except Exception:  # stored on the job by Job.run

@@ -170,3 +170,28 @@ def test_start_benchmark__queues_a_run_from_the_leaderboard(
     assert run.status == "done" and run.n_items == 3 and run.metrics["rouge_l_f1"] is not None
     board = researcher.get(reverse("evaluation:leaderboard", args=[release.pk]))
     assert [row["run"].pk for row in board.context["board"]["rows"]] == [run.pk]
+
+
+def test_new_release__publishes_to_s3_and_shows_where(
+    researcher: Client, releases_dir: Path, eager, s3_server
+) -> None:
+    s3 = s3_server.client()
+    s3.create_bucket(Bucket="datasets")
+    _corpus(documents=4)
+    bad = researcher.post(reverse("exports:new"), _form(publish="datasets/releases"))
+    assert "expected s3://bucket/prefix" in bad.context["form"].errors["publish"][0]
+
+    response = researcher.post(reverse("exports:new"), _form(publish="s3://datasets/releases"))
+
+    job = Job.objects.get(kind="export_release")
+    release = Release.objects.get()
+    assert job.status == "done" and job.progress_done == job.progress_total == 5
+    assert release.published_url == "s3://datasets/releases/syl-1.0/"
+    listed = s3.list_objects_v2(Bucket="datasets", Prefix="releases/syl-1.0/")["Contents"]
+    assert {o["Key"].removeprefix("releases/syl-1.0/") for o in listed} == {
+        str(p.relative_to(release.path)) for p in Path(release.path).rglob("*") if p.is_file()
+    }
+    job_page = researcher.get(response["Location"]).content.decode()
+    assert 'id="published-url">s3://datasets/releases/syl-1.0/<' in job_page
+    detail = researcher.get(reverse("exports:detail", args=[release.pk])).content.decode()
+    assert 'id="published-url">s3://datasets/releases/syl-1.0/<' in detail

@@ -6,7 +6,10 @@ release page always does) and names the job. The split is checked
 first: an empty split, a split with fewer items than asked, or leakage between splits stops the command
 with a non-zero exit unless ``--allow-empty-split`` / ``--allow-short-split`` / ``--allow-leakage`` says
 otherwise. In process, the last output line is the JSON summary (path, counts, ``release_id`` of the
-catalogue row that pages and benchmark runs refer to, ``warnings``).
+catalogue row that pages and benchmark runs refer to, ``warnings``). ``--publish s3://bucket/prefix``
+then uploads the release to ``prefix/<name>-<version>/`` (``published`` in the JSON: its URL and the
+objects uploaded and already there); run with the same options again, it publishes the release it built
+before (after a failed upload, or to publish it later).
 """
 
 from __future__ import annotations
@@ -104,6 +107,14 @@ class Command(JsonCommand):
                     "leakage": "Export even when a document or question is in two splits.",
                 }[code],
             )
+        parser.add_argument(
+            "--publish",
+            default="",
+            metavar="s3://BUCKET/PREFIX",
+            help="Also upload the release to PREFIX/<name>-<version>/ in this S3 bucket (credentials "
+            "from boto3's usual chain; AWS_ENDPOINT_URL_S3 for MinIO or another S3-compatible store). "
+            "Identical objects already there are skipped; differing ones are never overwritten.",
+        )
         run = parser.add_mutually_exclusive_group()
         run.add_argument("--sync", action="store_true", help="Run in this process (the default).")
         run.add_argument(
@@ -135,6 +146,7 @@ class Command(JsonCommand):
             formats=formats,
             privacy_allow=tuple(allow),
             allow=tuple(code for code in PROBLEM_CODES if options["allow_" + code]),
+            publish=options["publish"],
         )
         try:
             validate_request(request)
@@ -160,4 +172,10 @@ class Command(JsonCommand):
             + ", ".join(f"{k} {v}" for k, v in result["counts"].items())
         ]
         lines += [f"warning: {w['message']} [{w['code']}] (allowed)" for w in result.get("warnings") or []]
+        if result.get("published"):
+            published = result["published"]
+            lines.append(
+                f"Published to {published['url']}: {published['uploaded']} object(s) uploaded, "
+                f"{published['skipped']} already there"
+            )
         self.emit({**result, "job": job.pk}, lines)
