@@ -13,12 +13,18 @@ from typing import Any, Optional
 from django import forms
 
 from annotation import question_types as qt
+from annotation.hits import BuiltFrom, HitHandler, handler_for, kinds_where
 from annotation.models import Batch, Corpus, Document
 from annotation.platforms import Platform
 from annotation.services.batches import BatchSpec, BatchSpecError, check_time_limit, default_time_limit
 from evaluation.screening_quiz import MAX_QUIZ_QUESTIONS
 
 KINDS = [(value, label) for value, label in Batch.Kind.choices]
+"""Every kind, syllabus QA (the usual choice) first."""
+STAGE1_KINDS = kinds_where(lambda h: h.stage2_kind is not None)
+"""Kinds whose approved questions a stage-2 batch validates: the choices of a stage-2 batch's parent."""
+QUALIFYING_KINDS = kinds_where(lambda h: h.qualifies_workers)
+"""Kinds whose approved workers a new batch may require (screening)."""
 SPLITS = [(split, split) for split in reversed(qt.SPLITS)]  # test first: the usual choice
 MAX_DOCUMENT_NAMES = 500
 
@@ -37,7 +43,7 @@ def _usd(label: str, required: bool = False, help_text: str = "") -> forms.Decim
 class NewBatchForm(forms.Form):
     """Every option of a new batch; :meth:`spec` builds the service's ``BatchSpec``."""
 
-    kind = forms.ChoiceField(label="HIT kind", choices=KINDS, initial=Batch.Kind.SYLLABUS_QA)
+    kind = forms.ChoiceField(label="HIT kind", choices=KINDS, initial=KINDS[0][0])
     provider = forms.ChoiceField(label="Platform", choices=Platform.choices(), initial="local")
     name = forms.CharField(
         label="Batch name", max_length=200, required=False, help_text="Empty: kind and corpus."
@@ -57,7 +63,7 @@ class NewBatchForm(forms.Form):
     )
     parent = forms.ModelChoiceField(
         label="Stage-1 batch to validate",
-        queryset=Batch.objects.filter(kind=Batch.Kind.SCIQ_QUESTION).order_by("-created"),
+        queryset=Batch.objects.filter(kind__in=STAGE1_KINDS).order_by("-created"),
         required=False,
         help_text="SciQ validation batches: the question-writing batch whose accepted questions are checked.",
     )
@@ -101,7 +107,7 @@ class NewBatchForm(forms.Form):
     )
     require_qualification = forms.ModelChoiceField(
         label="Only workers approved in",
-        queryset=Batch.objects.filter(kind=Batch.Kind.SCREENING).order_by("-created"),
+        queryset=Batch.objects.filter(kind__in=QUALIFYING_KINDS).order_by("-created"),
         required=False,
         empty_label="anyone",
     )
@@ -125,7 +131,9 @@ class NewBatchForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         kind = data.get("kind")
-        if kind == Batch.Kind.EXPERT_ANSWER:
+        handler: Optional[HitHandler] = handler_for(kind) if kind in Batch.Kind.values else None
+        built_from = handler.built_from if handler else None
+        if built_from == BuiltFrom.RELEASE:
             if not data.get("release"):
                 self.add_error("release", "Choose the release whose questions the expert answers.")
             if not data.get("sample"):
@@ -134,7 +142,7 @@ class NewBatchForm(forms.Form):
                 self.add_error("provider", "Expert batches run on the local crowd.")
             return data
         corpus: Optional[Corpus] = data.get("corpus")
-        if kind == Batch.Kind.SCIQ_DISTRACTOR:
+        if built_from == BuiltFrom.QUESTIONS:
             parent: Optional[Batch] = data.get("parent")
             if parent is None:
                 self.add_error("parent", "Choose the SciQ question batch whose questions are validated.")
@@ -143,7 +151,7 @@ class NewBatchForm(forms.Form):
         elif corpus is None and "corpus" not in self.errors:
             self.add_error("corpus", "Choose a corpus.")
         names = self.document_names()
-        if names and kind not in (Batch.Kind.SYLLABUS_QA, Batch.Kind.SCREENING):
+        if names and built_from != BuiltFrom.DOCUMENTS:
             self.add_error("documents", "Only syllabus and screening batches take a list of documents.")
         elif names and data.get("corpus") is not None:
             known = set(
@@ -153,10 +161,10 @@ class NewBatchForm(forms.Form):
             if missing:
                 shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
                 self.add_error("documents", f"Not in corpus {data['corpus'].name}: {shown}")
-        if data.get("quiz") and kind != Batch.Kind.SCREENING:
+        if data.get("quiz") and not (handler and handler.has_quiz):
             self.add_error("quiz", "A quiz is for screening batches only.")
         limit = data.get("time_limit")
-        if limit is None and kind in Batch.Kind.values:
+        if limit is None and handler:
             limit = data["time_limit"] = default_time_limit(kind)
         elif limit is not None and "time_limit" not in self.errors:
             try:

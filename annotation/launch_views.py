@@ -19,7 +19,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from annotation.batch_form import NewBatchForm
-from annotation.models import Batch
+from annotation.hits import BuiltFrom, handler_for
 from annotation.permissions import researcher_action
 from annotation.services.batches import BatchSpecError
 from crowd.providers.costs import effective_hourly_pay_cents, format_money
@@ -41,7 +41,7 @@ def new_batch(request: HttpRequest) -> HttpResponse:
         context["changed"] = True
     if form.is_valid():
         try:
-            if form.cleaned_data["kind"] == Batch.Kind.EXPERT_ANSWER:
+            if handler_for(form.cleaned_data["kind"]).built_from == BuiltFrom.RELEASE:
                 return _expert_batch(request, form, action, context)
             return _batch(request, form, action, context)
         except BatchSpecError as exc:

@@ -8,7 +8,7 @@ from typing import Any
 from celery import shared_task
 from django.db.models import Count
 
-from annotation.models import Assignment, Batch, Corpus
+from annotation.models import Assignment, Corpus
 
 logger = logging.getLogger(__name__)
 
@@ -43,12 +43,13 @@ def after_submission(assignment_id: int) -> dict[str, Any]:
     The submission itself is already committed when this runs, so a failure here loses nothing: the
     pairs simply stay unflagged until the next ``run_qc --batch``.
     """
+    from annotation.hits import handler_for
     from annotation.models import QAPair
     from filters.services import qc_queryset
 
     assignment = Assignment.objects.select_related("hit__batch").get(pk=assignment_id)
-    if assignment.hit.batch.kind == Batch.Kind.EXPERT_ANSWER:
-        # An expert answers a crowd pair for the agreement figures; the crowd pair has had its QC.
+    handler = handler_for(assignment.hit.batch.kind)
+    if not handler.runs_qc:
         return {"assignment": assignment_id, "pairs": 0, "flagged": 0}
     pairs = QAPair.objects.filter(assignment=assignment)
     if assignment.hit.qa_pair_id:
@@ -56,7 +57,7 @@ def after_submission(assignment_id: int) -> dict[str, Any]:
     results = qc_queryset(pairs)
     flagged = sum(1 for r in results if r["flags"])
     summary: dict[str, Any] = {"assignment": assignment_id, "pairs": len(results), "flagged": flagged}
-    if assignment.hit.batch.kind == Batch.Kind.SCREENING:
+    if handler.has_quiz:
         from evaluation.services.answer_grader import grade_screening_assignment
 
         grade = grade_screening_assignment(assignment)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from annotation.hits.base import FormCheck, HitConflict, HitHandler
+from collections.abc import Callable
+
+from annotation.hits.base import BuiltFrom, FormCheck, HitConflict, HitHandler
 from annotation.models import Batch
 
 
@@ -27,4 +29,10 @@ def handler_for(kind: str) -> HitHandler:
     return handlers[kind]()
 
 
-__all__ = ["FormCheck", "HitConflict", "HitHandler", "handler_for"]
+def kinds_where(test: Callable[[HitHandler], bool]) -> list[str]:
+    """The batch kinds whose handler passes ``test``, in ``Batch.Kind`` order (for queries such as
+    "every batch that qualifies workers")."""
+    return [kind for kind in Batch.Kind.values if test(handler_for(kind))]
+
+
+__all__ = ["BuiltFrom", "FormCheck", "HitConflict", "HitHandler", "handler_for", "kinds_where"]

@@ -5,11 +5,18 @@ assignment from its signed link, consent, drafts, time limits, the one-transacti
 hand-back to MTurk / Prolific / the local crowd. A handler does what differs: which fields the form
 has (DESIGN.md's HIT form contract), what the page shows, how the fields are checked and how a valid
 submission becomes QA pairs, spans, steps, validations and distractors.
+
+A handler also holds the facts about its kind that the rest of the platform acts on (what a batch is
+built from, its default title, whether it carries a quiz, qualifies workers, is for experts, gets QC,
+has a stage 2, how many QA pairs an assignment writes). Services, forms and commands ask
+``handler_for(batch.kind).<fact>`` instead of comparing kinds, so a new kind is a new choice and a new
+handler.
 """
 
 from __future__ import annotations
 
 import abc
+import enum
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Optional
 
@@ -62,6 +69,20 @@ class FormCheck:
             messages.append(message)
 
 
+class BuiltFrom(enum.StrEnum):
+    """What the HITs of a batch are made of: it decides how a batch is created and what the launch form
+    asks for."""
+
+    DOCUMENTS = "documents"
+    """One HIT per document of the corpus (a whole syllabus); the researcher may name the documents."""
+    PASSAGES = "passages"
+    """Three accepted passages per HIT that no open HIT shows and no question used."""
+    QUESTIONS = "questions"
+    """One accepted question per HIT, of a stage-1 batch (the parent) whose questions are validated."""
+    RELEASE = "release"
+    """Questions sampled from a release (``create_expert_batch``), never from a corpus."""
+
+
 class HitConflict(Exception):
     """Raised by ``store`` when the world changed between the check and the store (e.g. the chosen
     passage was taken by someone else): the submission's transaction rolls back and the worker sees the
@@ -78,6 +99,25 @@ class HitHandler(abc.ABC):
     tutorial_kind: ClassVar[str]
     #: field names that may repeat (checkboxes), kept as lists.
     repeatable: ClassVar[frozenset[str]] = frozenset()
+
+    #: what a batch of this kind is built from (:func:`annotation.services.batches.create_batch`).
+    built_from: ClassVar[BuiltFrom]
+    #: the title workers see on the platform when the researcher gives none.
+    default_title: ClassVar[str]
+    #: QA pairs one assignment writes, counted against the per-worker caps (0: it writes none).
+    pairs_per_assignment: ClassVar[int] = 0
+    #: its HITs carry a quiz on the syllabus, graded after submission.
+    has_quiz: ClassVar[bool] = False
+    #: an approved assignment qualifies its worker for batches that require this batch (screening).
+    qualifies_workers: ClassVar[bool] = False
+    #: only invited experts may work on it; their answers are the human baseline, not crowd data.
+    expert_only: ClassVar[bool] = False
+    #: the pairs of a submission get the heuristic QC after it is stored (an expert's answer does not:
+    #: the crowd pair it answers had its own).
+    runs_qc: ClassVar[bool] = True
+    #: the kind of the stage-2 batch that validates the questions of an approved assignment (None: no
+    #: stage 2).
+    stage2_kind: ClassVar[Optional[str]] = None
 
     def tutorial(self) -> Tutorial:
         """What the consent page, the time note and the tutorial show for this kind.

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from annotation import question_types as qt
-from annotation.hits.base import Fields, FormCheck, HitHandler
+from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitHandler
 from annotation.hits.syllabus_qa import LABELS, SyllabusQAHandler
 from annotation.models import HIT, Assignment, ExpertAnswer
 from annotation.tutorial import Consent, Tutorial, load_tutorial
@@ -93,6 +93,10 @@ class ExpertAnswerHandler(HitHandler):
 
     template_name = "hits/expert_answer.html"
     tutorial_kind = "syllabus_qa"
+    built_from = BuiltFrom.RELEASE
+    default_title = "Expert answers: choose the question type, then answer from the syllabus"
+    expert_only = True
+    runs_qc = False
 
     def tutorial(self) -> Tutorial:
         """The Syllabus HIT's instructions and worked examples with the expert's own :data:`CONSENT`."""

@@ -21,7 +21,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, ClassVar, Optional
 
-from annotation.hits.base import Fields, FormCheck, HitHandler
+from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitHandler
 from annotation.models import HIT, Assignment, Distractor, QAPair, Validation
 from filters.qc_common import ERROR, fold
 from filters.qc_sciq import SciQItem, SciQOptions, check_item
@@ -74,6 +74,8 @@ class SciQDistractorHandler(HitHandler):
 
     template_name = "hits/sciq_distractor.html"
     tutorial_kind = "sciq_distractor"
+    built_from = BuiltFrom.QUESTIONS
+    default_title = "Check a science exam question and choose wrong answer options"
     repeatable = frozenset({"flag", "suggested"})
     field_names: ClassVar[frozenset[str]] = frozenset({"flag", "suggested", *OWN_FIELDS})
 

@@ -18,8 +18,8 @@ from typing import Any, ClassVar, Optional
 from django.db.models import F
 
 from annotation import question_types as qt
-from annotation.hits.base import Fields, FormCheck, HitConflict, HitHandler
-from annotation.models import HIT, Assignment, Passage, QAPair
+from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitConflict, HitHandler
+from annotation.models import HIT, Assignment, Batch, Passage, QAPair
 from filters.qc_common import ERROR
 from filters.qc_sciq import SciQItem, SciQOptions, check_item
 
@@ -71,6 +71,11 @@ class SciQQuestionHandler(HitHandler):
 
     template_name = "hits/sciq_question.html"
     tutorial_kind = "sciq_question"
+    built_from = BuiltFrom.PASSAGES
+    default_title = "Write a science exam question about a textbook passage"
+    pairs_per_assignment = 1
+    #: an approved question is validated, and gets its distractors, in a SciQ stage-2 batch.
+    stage2_kind = Batch.Kind.SCIQ_DISTRACTOR
     field_names: ClassVar[frozenset[str]] = frozenset({"passage", "question", "answer", "reject_reason"})
 
     def accepts_field(self, name: str) -> bool:

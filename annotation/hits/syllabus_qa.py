@@ -22,7 +22,7 @@ from django.urls import reverse
 
 from annotation import hit_links
 from annotation import question_types as qt
-from annotation.hits.base import Fields, FormCheck, HitHandler
+from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitHandler
 from annotation.models import HIT, AnswerSpan, Assignment, Document, QAPair, ReasoningStep
 from annotation.services.batches import quiz_answer_field, quiz_questions_for
 from evaluation.screening_quiz import MAX_QUIZ_QUESTIONS
@@ -212,6 +212,9 @@ class SyllabusQAHandler(HitHandler):
 
     template_name = "hits/syllabus_qa.html"
     tutorial_kind = "syllabus_qa"
+    built_from = BuiltFrom.DOCUMENTS
+    default_title = "Write 14 questions and answers about a course syllabus"
+    pairs_per_assignment = qt.PAIRS_PER_SYLLABUS_HIT
 
     def __init__(self, options: Optional[SyllabusQAOptions] = None) -> None:
         self.options = options or SyllabusQAOptions()
@@ -441,8 +444,13 @@ class ScreeningHandler(SyllabusQAHandler):
     The quiz questions (``annotation.services.batches.add_quiz``) come from the syllabus's reference pairs;
     their ``quiz-{k}-answer`` fields are graded after submission
     (``evaluation.services.answer_grader``). A syllabus QA batch never sees these fields, so its form is
-    exactly DESIGN.md's contract.
+    exactly DESIGN.md's contract. An approved screening assignment qualifies its worker for the batches
+    that require this one.
     """
+
+    default_title = "Screening: write 14 questions and answers about a course syllabus"
+    has_quiz = True
+    qualifies_workers = True
 
     def accepts_field(self, name: str) -> bool:
         """The syllabus HIT's fields plus ``quiz-{k}-answer`` for k < ``MAX_QUIZ_QUESTIONS``."""

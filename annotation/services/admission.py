@@ -30,9 +30,9 @@ from typing import Any, Optional
 
 from django.db.models import Q
 
+from annotation.hits import handler_for
 from annotation.models import HIT, Assignment, Batch, QAPair
 from annotation.platforms import Platform
-from annotation.question_types import PAIRS_PER_SYLLABUS_HIT
 from crowd.models import Invite, Worker
 from crowd.providers.arrival import Arrival, ArrivalError, parse_arrival
 
@@ -43,10 +43,6 @@ class Refused(Exception):
     def __init__(self, message: str, status: int = 403) -> None:
         super().__init__(message)
         self.status = status
-
-
-EXPERT_KINDS = frozenset({Batch.Kind.EXPERT_ANSWER})
-"""Batch kinds whose answers count as expert answers (the leaderboard's Human row)."""
 
 
 # --- rules over a batch and a worker ---------------------------------------------------------------
@@ -63,7 +59,7 @@ def invited_to(batch: Batch, worker: Worker) -> bool:
     if batch.parent_id is not None:
         named |= Q(batch=batch.parent_id)
     invites = Invite.objects.filter(worker=worker).filter(named)
-    if batch.kind in EXPERT_KINDS:
+    if handler_for(batch.kind).expert_only:
         return worker.is_expert and invites.filter(is_expert=True).exists()
     return invites.exists()
 
@@ -74,14 +70,8 @@ def check_platform(batch: Batch, worker: Worker) -> None:
         raise Refused("This task is not offered on the platform you came from.", status=403)
     if batch.provider == Platform.LOCAL and not invited_to(batch, worker):
         raise Refused("You were not invited to this batch. Ask the researcher for an invite link.")
-    if batch.kind in EXPERT_KINDS and not worker.is_expert:
+    if handler_for(batch.kind).expert_only and not worker.is_expert:
         raise Refused("This batch is open to invited experts only.")
-
-
-def _pairs_per_assignment(batch: Batch) -> int:
-    if batch.kind in (Batch.Kind.SYLLABUS_QA, Batch.Kind.SCREENING):
-        return PAIRS_PER_SYLLABUS_HIT
-    return 1 if batch.kind == Batch.Kind.SCIQ_QUESTION else 0
 
 
 def check_can_work(batch: Batch, worker: Worker, resuming: bool = False) -> None:
@@ -103,7 +93,7 @@ def check_can_work(batch: Batch, worker: Worker, resuming: bool = False) -> None
         raise Refused("This batch is open to workers who passed its screening task.")
     if resuming:
         return
-    per_hit = _pairs_per_assignment(batch)
+    per_hit = handler_for(batch.kind).pairs_per_assignment
     if batch.max_pairs_per_worker and per_hit:
         written = QAPair.objects.filter(assignment__worker=worker, assignment__hit__batch=batch).count()
         held = Assignment.objects.filter(
@@ -135,7 +125,7 @@ def hit_refusal(batch: Batch, worker: Worker, hit: HIT) -> Optional[str]:
     cap = batch.max_pairs_per_worker_per_document
     if cap and hit.document_id is not None:
         written = QAPair.objects.filter(assignment__worker=worker, document=hit.document_id).count()
-        if written + _pairs_per_assignment(batch) > cap:
+        if written + handler_for(batch.kind).pairs_per_assignment > cap:
             return "You have written the maximum number of QA pairs for this document."
     return None
 

@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 from django.db import transaction
 
+from annotation.hits import BuiltFrom, HitHandler, handler_for
 from annotation.models import HIT, Batch, Corpus, Document, Passage, QAPair
 from annotation.platforms import Platform
 from evaluation.screening_quiz import (
@@ -75,18 +76,8 @@ class BatchSpec:
     quiz_seed: int = 0
 
 
-DEFAULT_TITLES = {
-    Batch.Kind.SYLLABUS_QA: "Write 14 questions and answers about a course syllabus",
-    Batch.Kind.SCREENING: "Screening: write 14 questions and answers about a course syllabus",
-    Batch.Kind.SCIQ_QUESTION: "Write a science exam question about a textbook passage",
-    Batch.Kind.SCIQ_DISTRACTOR: "Check a science exam question and choose wrong answer options",
-}
-
-
 def typical_minutes(kind: str) -> tuple[int, int]:
     """How long a HIT of ``kind`` usually takes, ``(low, high)`` minutes, as its consent text states."""
-    from annotation.hits import handler_for
-
     return handler_for(kind).tutorial().consent.typical_minutes
 
 
@@ -124,7 +115,8 @@ def create_batch(spec: BatchSpec, created_by: Any = None) -> Batch:
         raise BatchSpecError(
             f"unknown batch kind {spec.kind!r}; expected one of {', '.join(Batch.Kind.values)}"
         )
-    if spec.kind == Batch.Kind.EXPERT_ANSWER:
+    handler = handler_for(spec.kind)
+    if handler.built_from == BuiltFrom.RELEASE:
         raise BatchSpecError("expert batches are drawn from a release: use create_expert_batch --release DIR")
     if spec.provider not in Platform.values():
         raise BatchSpecError(
@@ -136,7 +128,7 @@ def create_batch(spec: BatchSpec, created_by: Any = None) -> Batch:
         raise BatchSpecError(f"--limit must be at least 1, got {spec.limit}")
     if spec.quiz is not None and not 0 <= spec.quiz <= MAX_QUIZ_QUESTIONS:
         raise BatchSpecError(f"--quiz must be between 0 and {MAX_QUIZ_QUESTIONS}, got {spec.quiz}")
-    if spec.quiz and spec.kind != Batch.Kind.SCREENING:
+    if spec.quiz and not handler.has_quiz:
         raise BatchSpecError(f"--quiz is for screening batches only, not {spec.kind!r}")
     time_limit = default_time_limit(spec.kind) if spec.time_limit_minutes is None else spec.time_limit_minutes
     check_time_limit(spec.kind, time_limit)
@@ -155,7 +147,7 @@ def create_batch(spec: BatchSpec, created_by: Any = None) -> Batch:
             provider=spec.provider,
             corpus=corpus,
             parent=parent,
-            title=spec.title or DEFAULT_TITLES[spec.kind],
+            title=spec.title or handler.default_title,
             description=spec.description,
             reward_cents=spec.reward_cents,
             assignments_per_hit=spec.assignments,
@@ -166,28 +158,28 @@ def create_batch(spec: BatchSpec, created_by: Any = None) -> Batch:
             options=dict(spec.options),
             created_by=created_by,
         )
-        if spec.kind in (Batch.Kind.SYLLABUS_QA, Batch.Kind.SCREENING):
+        if handler.built_from == BuiltFrom.DOCUMENTS:
             count = _add_document_hits(batch, spec)
-        elif spec.kind == Batch.Kind.SCIQ_QUESTION:
+        elif handler.built_from == BuiltFrom.PASSAGES:
             count = add_passage_hits(batch, spec.limit)
         else:
             count = _add_validation_hits(batch, spec)
         if count == 0:
-            raise BatchSpecError(_nothing_available(spec, corpus))
-        if spec.kind == Batch.Kind.SCREENING:
+            raise BatchSpecError(_nothing_available(handler, spec, corpus))
+        if handler.has_quiz:
             n = DEFAULT_QUIZ_QUESTIONS if spec.quiz is None else spec.quiz
             add_quiz(batch, n, spec.quiz_seed)
     logger.info("created Batch(%s) %s with %d HITs", batch.pk, batch.kind, count)
     return batch
 
 
-def _nothing_available(spec: BatchSpec, corpus: Corpus) -> str:
-    if spec.kind == Batch.Kind.SCIQ_QUESTION:
+def _nothing_available(handler: HitHandler, spec: BatchSpec, corpus: Corpus) -> str:
+    if handler.built_from == BuiltFrom.PASSAGES:
         return (
             f"corpus {corpus.name!r} has no accepted, unused passage that is not already in an open HIT "
             "(run filter_passages first)"
         )
-    if spec.kind == Batch.Kind.SCIQ_DISTRACTOR:
+    if handler.built_from == BuiltFrom.QUESTIONS:
         return f"corpus {corpus.name!r} has no accepted question waiting for validation"
     names = f" named {', '.join(spec.documents)}" if spec.documents else ""
     return f"corpus {corpus.name!r} has no documents{names}"
@@ -347,13 +339,13 @@ def add_quiz(batch: Batch, n: int, seed: int = 0) -> dict[str, int]:
 
 
 def quiz_questions_for(hit: HIT) -> list[QuizQuestion]:
-    """The quiz questions shown on a HIT (none outside screening batches or without reference pairs).
+    """The quiz questions shown on a HIT (none outside kinds with a quiz or without reference pairs).
 
     Raises:
         ValueError: when ``Batch.options["quiz"]`` holds a malformed question (names the batch).
     """
     batch = hit.batch
-    if batch.kind != Batch.Kind.SCREENING or hit.document_id is None:
+    if not handler_for(batch.kind).has_quiz or hit.document_id is None:
         return []
     stored = (batch.options or {}).get(QUIZ_OPTION) or {}
     rows = (stored.get("by_document") or {}).get(str(hit.document_id), [])

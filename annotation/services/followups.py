@@ -22,7 +22,8 @@ from django.conf import settings
 from django.utils import timezone
 from django_celery_results.models import TaskResult
 
-from annotation.models import Assignment, Batch, QAPair
+from annotation.hits import kinds_where
+from annotation.models import Assignment, QAPair
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ def requeue_lost_followups(now: Optional[Any] = None, connection: Any = None) ->
     assignments = _lost({after_submission_id(pk): pk for pk in submitted}, now)
     accepted = QAPair.objects.filter(
         status=QAPair.Status.ACCEPTED,
-        assignment__hit__batch__kind=Batch.Kind.SCIQ_QUESTION,
+        assignment__hit__batch__kind__in=kinds_where(lambda h: h.stage2_kind is not None),
         assignment__reviewed_at__gte=now - SWEEP_WINDOW,
         assignment__reviewed_at__lt=settled,
         validation_hits__isnull=True,

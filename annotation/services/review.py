@@ -12,7 +12,8 @@ import logging
 
 from django.db import transaction
 
-from annotation.models import Assignment, Batch, QAPair
+from annotation.hits import handler_for
+from annotation.models import Assignment, QAPair
 
 logger = logging.getLogger(__name__)
 
@@ -28,10 +29,9 @@ def approve(assignment: Assignment) -> bool:
         if locked.status == Assignment.Status.APPROVED:
             return False
         locked.approve()
-        kind = locked.hit.batch.kind
         pairs = QAPair.objects.filter(assignment=locked)
         pairs.update(status=QAPair.Status.ACCEPTED)
-        if kind == Batch.Kind.SCIQ_QUESTION:
+        if handler_for(locked.hit.batch.kind).stage2_kind is not None:
             ids = list(pairs.values_list("pk", flat=True))
             transaction.on_commit(lambda: _queue_validation_hits(ids))
     logger.info("approved Assignment(%s)", assignment.pk)

@@ -15,6 +15,7 @@ from typing import Any
 
 from django.db import transaction
 
+from annotation.hits import handler_for
 from annotation.models import HIT, Batch, Distractor, QAPair
 from annotation.platforms import Platform
 
@@ -95,18 +96,24 @@ def stage2_batch_for(stage1: Batch) -> Batch:
     crowd, the status of stage 1; ``stage1.options`` may set ``stage2_reward_cents`` and
     ``stage2_assignments``. On MTurk / Prolific it stays a draft until ``publish_pending_hits`` puts it
     on the platform with its first HIT.
+
+    Raises:
+        ValueError: ``stage1``'s kind has no stage 2.
     """
+    kind = handler_for(stage1.kind).stage2_kind
+    if kind is None:
+        raise ValueError(f"Batch({stage1.pk}) is a {stage1.kind} batch: its questions have no stage 2")
     with transaction.atomic():
         Batch.objects.select_for_update().filter(pk=stage1.pk).first()
-        child = stage1.children.filter(kind=Batch.Kind.SCIQ_DISTRACTOR).order_by("pk").first()
+        child = stage1.children.filter(kind=kind).order_by("pk").first()
         if child is None:
             child = Batch.objects.create(
                 name=f"{stage1.name} - validation",
-                kind=Batch.Kind.SCIQ_DISTRACTOR,
+                kind=kind,
                 provider=stage1.provider,
                 corpus=stage1.corpus,
                 parent=stage1,
-                title="Check a science exam question and choose wrong answer options",
+                title=handler_for(kind).default_title,
                 reward_cents=int(stage1.options.get("stage2_reward_cents", stage1.reward_cents)),
                 assignments_per_hit=int(stage1.options.get("stage2_assignments", 1)),
                 time_limit_minutes=stage1.time_limit_minutes,

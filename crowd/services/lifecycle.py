@@ -24,6 +24,7 @@ from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
+from annotation.hits import handler_for, kinds_where
 from annotation.models import HIT, Assignment, Batch, IllegalTransition
 from annotation.platforms import Platform
 from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
@@ -164,7 +165,9 @@ def qualification_options(
             contradiction=pk,
         )
     if require_qualification is not None:
-        screening = Batch.objects.filter(pk=require_qualification, kind=Batch.Kind.SCREENING).first()
+        screening = Batch.objects.filter(
+            pk=require_qualification, kind__in=kinds_where(lambda h: h.qualifies_workers)
+        ).first()
         if screening is None:
             raise QualificationChoiceError(
                 "require_qualification", f"no screening Batch({require_qualification})"
@@ -206,7 +209,7 @@ def create_draft(spec: BatchSpec, created_by: Any = None) -> tuple[Batch, CostEs
     """
     with transaction.atomic():
         batch, estimate = _create_checked(spec, created_by)
-        if batch.kind == Batch.Kind.SCREENING:
+        if handler_for(batch.kind).qualifies_workers:
             options = dict(batch.options)
             options.setdefault("grants_qualification", f"screened-{batch.pk}")
             batch.options = options
@@ -327,7 +330,7 @@ def publish(batch: Batch) -> PublishedBatch:
             f"a study named crowdqa:{batch.pk} and remove options.publish_started before retrying"
         )
     if (
-        batch.kind == Batch.Kind.SCREENING
+        handler_for(batch.kind).qualifies_workers
         and provider.name != "local"
         and not batch.options.get("screening_qualification")
     ):

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.text import slugify
 
+from annotation.hits import handler_for
 from annotation.models import Assignment, Batch
 from annotation.services import review as local_review
 from crowd.models import Payment, Worker
@@ -167,7 +168,7 @@ def approve_assignment(assignment: Assignment, feedback: str = "", confirm_no_wo
     except errors.ProviderError as exc:
         raise ReviewError(f"Assignment({assignment.pk}) approve on {provider.name}: {exc}") from exc
     record_approval(assignment, confirmed=provider.name != "local")
-    if assignment.hit.batch.kind == Batch.Kind.SCREENING:
+    if handler_for(assignment.hit.batch.kind).qualifies_workers:
         qualify_worker(assignment.worker, assignment.hit.batch)
     logger.info("Assignment(%s) approved on %s", assignment.pk, provider.name)
 

@@ -21,6 +21,7 @@ from django.db import IntegrityError, transaction
 from django.http import QueryDict
 from django.utils import timezone
 
+from annotation.hits import handler_for
 from annotation.models import HIT, Assignment, Batch, IllegalTransition
 from annotation.platforms import Platform
 from annotation.services import review as local_review
@@ -82,8 +83,6 @@ def _store_with_handler(assignment: Assignment, fields: dict[str, Any]) -> bool:
     Runs inside the caller's transaction.
     """
     try:
-        from annotation.hits import handler_for
-
         handler = handler_for(assignment.hit.batch.kind)
         query = QueryDict(mutable=True)
         for key, value in fields.items():
@@ -181,7 +180,7 @@ def _apply(assignment: Assignment, sub: PlatformSubmission, counts: dict[str, in
                 _submit_restored(assignment, sub)
                 assignment.refresh_from_db()
             record_approval(assignment, confirmed=True)
-            if assignment.hit.batch.kind == Batch.Kind.SCREENING:
+            if handler_for(assignment.hit.batch.kind).qualifies_workers:
                 qualify_worker(assignment.worker, assignment.hit.batch)  # as approve_assignment does
         elif status == SubmissionStatus.REJECTED:
             if assignment.status == Assignment.Status.ACCEPTED:

@@ -24,7 +24,8 @@ from typing import Any, Optional
 from django.conf import settings
 from django.db import transaction
 
-from annotation.models import Assignment, Batch, ScreeningGrade
+from annotation.hits import handler_for
+from annotation.models import Assignment, ScreeningGrade
 from annotation.services.batches import quiz_answer_field, quiz_questions_for
 from config.atomic import atomic_write
 from config.shared_data import dataset_dir
@@ -149,7 +150,7 @@ def grade_screening_assignment(assignment: Assignment) -> Optional[ScreeningGrad
         The stored grade, or None when the assignment is not a screening one or its HIT has no quiz.
     """
     hit = assignment.hit
-    if hit.batch.kind != Batch.Kind.SCREENING:
+    if not handler_for(hit.batch.kind).has_quiz:
         return None
     questions = quiz_questions_for(hit)
     if not questions:

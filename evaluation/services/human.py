@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
+from annotation.hits import handler_for, kinds_where
 from annotation.models import Assignment, Batch, ExpertAnswer
 from evaluation.agreement import AgreementItem, agreement
 from evaluation.factqa import JsonFileJudgeCache, JudgeCache, fact_qa_item_scores
@@ -60,7 +61,7 @@ def expert_batches_for(release: Release, batch: Optional[Batch] = None) -> list[
         HumanAgreementError: ``batch`` is not an expert batch of ``release``, or there is none.
     """
     if batch is not None:
-        if batch.kind != Batch.Kind.EXPERT_ANSWER:
+        if not handler_for(batch.kind).expert_only:
             raise HumanAgreementError(f"Batch({batch.pk}) is a {batch.kind} batch, not expert_answer")
         if batch.options.get("release") != release.pk:
             raise HumanAgreementError(
@@ -70,7 +71,7 @@ def expert_batches_for(release: Release, batch: Optional[Batch] = None) -> list[
     # Filtered in Python: a JSON key lookup is the one query that differs between SQLite and PostgreSQL.
     batches = [
         b
-        for b in Batch.objects.filter(kind=Batch.Kind.EXPERT_ANSWER).order_by("pk")
+        for b in Batch.objects.filter(kind__in=kinds_where(lambda h: h.expert_only)).order_by("pk")
         if b.options.get("release") == release.pk
     ]
     if not batches:

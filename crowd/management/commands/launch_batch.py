@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from django.core.management.base import CommandError, CommandParser
 
-from annotation.models import Batch
+from annotation.hits import BuiltFrom, kinds_where
 from annotation.platforms import Platform
 from annotation.services.batches import BatchSpec, BatchSpecError
 from config.commands import JsonCommand
@@ -46,7 +46,7 @@ class Command(JsonCommand):
             "--kind",
             required=True,
             # Expert batches answer a release's questions on the local crowd: create_expert_batch.
-            choices=[k for k in Batch.Kind.values if k != Batch.Kind.EXPERT_ANSWER],
+            choices=kinds_where(lambda h: h.built_from != BuiltFrom.RELEASE),
             help="What workers do.",
         )
         parser.add_argument("--provider", default="local", choices=Platform.values(), help="Where.")
