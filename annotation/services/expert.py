@@ -19,6 +19,7 @@ from typing import Any
 from django.db import transaction
 
 from annotation import question_types as qt
+from annotation.hits import handler_for
 from annotation.models import HIT, Batch, QAPair
 from annotation.platforms import Platform
 from annotation.services.batches import BatchSpecError
@@ -29,7 +30,6 @@ logger = logging.getLogger(__name__)
 
 SPLITS = qt.SPLITS
 _CROWD_PREFIX = "crowdqa-"
-EXPERT_TITLE = "Expert answers: choose the question type, then answer from the syllabus"
 DEFAULT_TIME_LIMIT_MINUTES = 240
 """One assignment is one question, but the expert may keep a HIT open while reading a long syllabus."""
 
@@ -149,13 +149,14 @@ def create_expert_batch(
     corpora = {pair.corpus_id for pair in pairs}
     if len(corpora) != 1:
         raise ExpertBatchError(f"the sampled pairs come from {len(corpora)} corpora; expected one")
+    kind = Batch.Kind.EXPERT_ANSWER
     with transaction.atomic():
         batch = Batch.objects.create(
             name=name or f"expert answers on {release.name} {release.version} ({split})",
-            kind=Batch.Kind.EXPERT_ANSWER,
+            kind=kind,
             provider=Platform.LOCAL,
             corpus_id=corpora.pop(),
-            title=EXPERT_TITLE,
+            title=handler_for(kind).default_title,
             description=(
                 "Answer each question from the syllabus, as a teaching assistant would. Choose the "
                 "question type first; the answer box opens after."
