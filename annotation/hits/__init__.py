@@ -1,4 +1,8 @@
-"""The three kinds of HIT page, one handler each, looked up by batch kind."""
+"""One handler per batch kind: its HIT page and the facts about the kind that other modules act on.
+
+Code outside this package asks ``handler_for(batch.kind)`` (or ``kinds_where`` in a query) rather than
+comparing kinds; ``tests/test_hit_kinds.py`` keeps it so.
+"""
 
 from __future__ import annotations
 
