@@ -17,6 +17,7 @@ from annotation.hits import BuiltFrom, HitHandler, handler_for, kinds_where
 from annotation.models import Batch, Corpus, Document
 from annotation.platforms import Platform
 from annotation.services.batches import BatchSpec, BatchSpecError, check_time_limit, default_time_limit
+from crowd.providers.traits import traits_for
 from evaluation.screening_quiz import MAX_QUIZ_QUESTIONS
 
 KINDS = [(value, label) for value, label in Batch.Kind.choices]
@@ -138,7 +139,7 @@ class NewBatchForm(forms.Form):
                 self.add_error("release", "Choose the release whose questions the expert answers.")
             if not data.get("sample"):
                 self.add_error("sample", "Say how many questions the expert answers.")
-            if data.get("provider") and data["provider"] != Platform.LOCAL:
+            if data.get("provider") and traits_for(data["provider"]).external:
                 self.add_error("provider", "Expert batches run on the local crowd.")
             return data
         corpus: Optional[Corpus] = data.get("corpus")

@@ -30,10 +30,10 @@ from annotation.framing import mturk_frameable
 from annotation.hits import FormCheck, HitConflict, HitHandler, handler_for
 from annotation.models import HIT, Assignment, Batch, Document, IllegalTransition
 from annotation.permissions import can_view
-from annotation.platforms import Platform
 from annotation.services import admission, assigning
 from crowd.models import Consent
-from crowd.providers.arrival import completion_for
+from crowd.providers.arrival import Finished
+from crowd.providers.traits import completion_for, traits_for
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +52,7 @@ def _page_context(
         "batch": hit.batch,
         "assignment": assignment,
         "preview": assignment is None,
+        "platform_traits": traits_for(hit.batch.provider),
         "token": hit_links.token_for(assignment) if assignment else hit_links.preview_token_for(hit),
         "fields": fields,
         "errors": check.errors if check else {},
@@ -210,14 +211,14 @@ def _after_commit(assignment_id: int) -> None:
 
 def _after_submit(request: HttpRequest, assignment: Assignment) -> HttpResponse:
     """Send the worker back where they came from, once the answers are stored (the platform's step:
-    :func:`crowd.providers.arrival.completion_for`)."""
-    completion = completion_for(
-        assignment.worker.platform,
+    the worker platform's :meth:`~crowd.providers.traits.PlatformTraits.completion`)."""
+    finished = Finished(
         submit_to=assignment.platform_meta.get("turk_submit_to", ""),
         assignment_ref=assignment.platform_ref,
         completion_code=assignment.hit.batch.options.get("completion_code", ""),
         test_origins=admission.mturk_test_origins(),
     )
+    completion = completion_for(assignment.worker.platform, finished)
     if completion is None:
         return _message(request, "Thank you!", "Your answers are saved.", next_url="worker:home")
     if completion.post_to:
@@ -309,7 +310,7 @@ def return_hit(request: HttpRequest, token: str) -> HttpResponse:
         assigning.return_assignment(assignment)
     except IllegalTransition:
         return _message(request, "Nothing to return", "This HIT is no longer yours to return.", status=409)
-    if assignment.worker.platform == Platform.LOCAL:
+    if not traits_for(assignment.worker.platform).external:
         batch = assignment.hit.batch
         messages.info(request, f"You returned the HIT “{batch.title or batch.name}”.")
         return redirect("worker:home")

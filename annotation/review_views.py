@@ -22,9 +22,9 @@ from django.views.generic import DetailView, TemplateView
 
 from annotation.models import Assignment, Batch, IllegalTransition, ScreeningGrade
 from annotation.permissions import ResearcherRequiredMixin, researcher_action
-from annotation.platforms import Platform
 from crowd.invites import create_invites
 from crowd.providers.costs import format_money
+from crowd.providers.traits import traits_for
 
 REASON_KEY = "crowdqa-reject-reason-{pk}"
 """Session key of a typed rejection reason kept after a refused rejection (shown again in the form)."""
@@ -74,6 +74,7 @@ class AssignmentDetailView(ResearcherRequiredMixin, DetailView):
         # Advisory quiz grade of a screening submission (None before grading or without a quiz).
         context["screening_grade"] = ScreeningGrade.objects.filter(assignment=assignment).first()
         context["kept_reason"] = self.request.session.pop(REASON_KEY.format(pk=assignment.pk), "")
+        context["platform_traits"] = traits_for(assignment.hit.batch.provider)
         return context
 
 
@@ -113,7 +114,7 @@ def outcome(assignment: Assignment) -> str:
     from crowd.models import Payment
 
     batch = assignment.hit.batch
-    if batch.provider == Platform.LOCAL:
+    if not traits_for(batch.provider).external:
         told = "recorded for the local worker"
     else:
         told = f"{batch.get_provider_display()} accepted it"

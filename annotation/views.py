@@ -17,6 +17,7 @@ from django.views.generic import DetailView, TemplateView
 
 from annotation.models import HIT, Assignment, Batch, Corpus, Document, Job, Passage, QAPair
 from annotation.permissions import ResearcherRequiredMixin, can_view
+from crowd.providers.traits import traits_for
 from crowd.services.dashboard import batch_stats
 
 
@@ -133,6 +134,7 @@ class BatchDetailView(ResearcherRequiredMixin, DetailView):
             .order_by("status")
         )
         context["n_hits"] = HIT.objects.filter(batch=batch).count()
+        context["platform_traits"] = traits_for(batch.provider)
         context["assignments"] = (
             Assignment.objects.filter(hit__batch=batch)
             .exclude(status=Assignment.Status.ACCEPTED)

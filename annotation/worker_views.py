@@ -21,10 +21,10 @@ from django.views.decorators.http import require_POST
 
 from annotation import hit_links
 from annotation.models import Assignment, Batch
-from annotation.platforms import Platform
 from annotation.services import admission, assigning
 from crowd.invites import InviteError, find_invite, redeem
 from crowd.models import Worker
+from crowd.providers.traits import hosted_platforms
 
 
 def _worker_or_none(request: HttpRequest) -> Worker | None:
@@ -87,7 +87,7 @@ def next_hit(request: HttpRequest, batch_id: int) -> HttpResponse:
     worker = _worker_or_none(request)
     if worker is None:
         return redirect("worker:home")
-    batch = get_object_or_404(Batch, pk=batch_id, provider=Platform.LOCAL)
+    batch = get_object_or_404(Batch, pk=batch_id, provider__in=hosted_platforms())
     try:
         assignment = admission.admit_local(batch, worker)
     except admission.Refused as exc:

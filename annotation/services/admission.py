@@ -32,9 +32,9 @@ from django.db.models import Q
 
 from annotation.hits import handler_for
 from annotation.models import HIT, Assignment, Batch, QAPair
-from annotation.platforms import Platform
 from crowd.models import Invite, Worker
-from crowd.providers.arrival import Arrival, ArrivalError, parse_arrival
+from crowd.providers.arrival import Arrival, ArrivalError
+from crowd.providers.traits import parse_arrival, traits_for
 
 
 class Refused(Exception):
@@ -68,7 +68,7 @@ def check_platform(batch: Batch, worker: Worker) -> None:
     """Raise :class:`Refused` unless ``worker`` comes from the platform ``batch`` is published on."""
     if worker.platform != batch.provider:
         raise Refused("This task is not offered on the platform you came from.", status=403)
-    if batch.provider == Platform.LOCAL and not invited_to(batch, worker):
+    if not traits_for(batch.provider).external and not invited_to(batch, worker):
         raise Refused("You were not invited to this batch. Ask the researcher for an invite link.")
     if handler_for(batch.kind).expert_only and not worker.is_expert:
         raise Refused("This batch is open to invited experts only.")
@@ -177,22 +177,23 @@ def admit_arrival(batch: Batch, arrival: Arrival) -> Admission:
 
     if arrival.platform != batch.provider:
         raise Refused("This task is not offered on the platform you came from.", status=403)
-    if arrival.platform == Platform.MTURK:
+    traits = traits_for(arrival.platform)
+    if traits.unit_per_hit:
         hit = batch.hits.filter(platform_ref=arrival.hit_ref).first()
         if hit is None:
             raise Refused("This HIT is not part of this task.", status=404)
         if arrival.preview:
             return Admission(hit=hit)
-        worker = Worker.objects.get_or_create_for(Platform.MTURK, arrival.worker_id)
+        worker = Worker.objects.get_or_create_for(arrival.platform, arrival.worker_id)
         assignment = assigning.claim_platform_assignment(
-            batch, hit, worker, arrival.assignment_ref, {"turk_submit_to": arrival.submit_to}
+            batch, hit, worker, arrival.assignment_ref, dict(arrival.meta)
         )
         return Admission(assignment=assignment)
     if not batch.platform_ref or arrival.hit_ref != batch.platform_ref:
-        raise Refused("This link belongs to another Prolific study.", status=403)
-    worker = Worker.objects.get_or_create_for(Platform.PROLIFIC, arrival.worker_id)
+        raise Refused(f"This link belongs to another {traits.short_name} study.", status=403)
+    worker = Worker.objects.get_or_create_for(arrival.platform, arrival.worker_id)
     assignment = assigning.claim_next(
-        batch, worker, platform_ref=arrival.assignment_ref, meta={"study_id": arrival.hit_ref}
+        batch, worker, platform_ref=arrival.assignment_ref, meta=dict(arrival.meta)
     )
     return Admission(assignment=assignment)
 

@@ -20,9 +20,9 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import HIT, Assignment, Batch, QAPair
-from annotation.platforms import Platform
 from annotation.services import admission
 from crowd.models import Worker
+from crowd.providers.traits import hosted_platforms
 
 logger = logging.getLogger(__name__)
 
@@ -241,7 +241,7 @@ def available_batches_for(worker: Worker) -> list[tuple[Batch, int]]:
     counts: dict[int, int] = {}
     for batch_id in (
         HIT.objects.available_for(worker)
-        .filter(batch__provider=Platform.LOCAL)
+        .filter(batch__provider__in=hosted_platforms())
         .values_list("batch", flat=True)
     ):
         counts[batch_id] = counts.get(batch_id, 0) + 1

@@ -17,7 +17,7 @@ from django.db import transaction
 
 from annotation.hits import handler_for
 from annotation.models import HIT, Batch, Distractor, QAPair
-from annotation.platforms import Platform
+from crowd.providers.traits import traits_for
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ def stage2_batch_for(stage1: Batch) -> Batch:
                 created_by=stage1.created_by,
                 options={k: stage1.options[k] for k in INHERITED_OPTIONS if k in stage1.options},
             )
-            if stage1.status == Batch.Status.PUBLISHED and child.provider == Platform.LOCAL:
+            if stage1.status == Batch.Status.PUBLISHED and not traits_for(child.provider).external:
                 child.publish()
     return child
 

@@ -1,7 +1,7 @@
-"""Who is arriving at a HIT page, read from the platform's URL parameters, and where they go when done.
+"""An arrival at a HIT page and a completion step: the values and URL checks the platforms share.
 
-Each platform owns its arrival parameters, its per-session credential and its completion step (no Django
-here, so the rules are tested without a database):
+Each platform's traits (:mod:`crowd.providers.traits`) read its own arrival parameters and give its
+completion step with these (no Django here, so the rules are tested without a database):
 
 - MTurk opens the ExternalQuestion URL with ``assignmentId``, ``hitId``, ``workerId`` and ``turkSubmitTo``
   (``assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE`` while the worker only previews the HIT). The credential is
@@ -18,8 +18,7 @@ local assignment to the platform's session id, never to the worker id alone.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from annotation.platforms import Platform
@@ -49,6 +48,7 @@ class Arrival:
         hit_ref: MTurk's hitId or Prolific's STUDY_ID.
         submit_to: MTurk's externalSubmit URL ("" on Prolific).
         preview: True while an MTurk worker previews the HIT before accepting it.
+        meta: what the assignment keeps of the arrival (``Assignment.platform_meta``).
     """
 
     platform: Platform
@@ -57,9 +57,11 @@ class Arrival:
     hit_ref: str
     submit_to: str = ""
     preview: bool = False
+    meta: Mapping[str, str] = field(default_factory=dict)
 
 
-def _required(params: Mapping[str, str], name: str) -> str:
+def required_parameter(params: Mapping[str, str], name: str) -> str:
+    """The stripped value of an id parameter; refused when absent, too long or not printable ASCII."""
     value = (params.get(name) or "").strip()
     if not value:
         raise ArrivalError(f"the link is missing the '{name}' parameter")
@@ -72,39 +74,8 @@ def _required(params: Mapping[str, str], name: str) -> str:
     return value
 
 
-def parse_arrival(params: Mapping[str, str], test_origins: Iterable[str] = ()) -> Optional[Arrival]:
-    """Read an MTurk or Prolific arrival from query parameters; None when neither platform sent it.
-
-    Args:
-        params: the query parameters.
-        test_origins: extra ``scheme://host[:port]`` origins accepted as ``turkSubmitTo`` (a local fake).
-
-    Raises:
-        ArrivalError: when a platform's parameters are present but incomplete or malformed.
-    """
-    if "assignmentId" in params:
-        assignment_id = _required(params, "assignmentId")
-        hit_id = _required(params, "hitId")
-        if assignment_id == PREVIEW_ASSIGNMENT_ID:
-            return Arrival(Platform.MTURK, "", assignment_id, hit_id, preview=True)
-        return Arrival(
-            Platform.MTURK,
-            _required(params, "workerId"),
-            assignment_id,
-            hit_id,
-            submit_to=external_submit_url(_required_url(params, "turkSubmitTo"), test_origins),
-        )
-    if "PROLIFIC_PID" in params:
-        return Arrival(
-            Platform.PROLIFIC,
-            _required(params, "PROLIFIC_PID"),
-            _required(params, "SESSION_ID"),
-            _required(params, "STUDY_ID"),
-        )
-    return None
-
-
-def _required_url(params: Mapping[str, str], name: str) -> str:
+def required_url_parameter(params: Mapping[str, str], name: str) -> str:
+    """The stripped value of a URL parameter; refused when absent or too long."""
     value = (params.get(name) or "").strip()
     if not value:
         raise ArrivalError(f"the link is missing the '{name}' parameter")
@@ -162,6 +133,23 @@ def external_submit_url(turk_submit_to: str, test_origins: Iterable[str] = ()) -
 
 
 @dataclass(frozen=True)
+class Finished:
+    """What crowdqa stored about a submitted assignment that its platform's completion step needs.
+
+    Attributes:
+        submit_to: MTurk's externalSubmit URL recorded at arrival ("" elsewhere).
+        assignment_ref: the platform's assignment id.
+        completion_code: the batch's Prolific completion code ("" elsewhere).
+        test_origins: extra origins accepted as ``turkSubmitTo`` (a local fake).
+    """
+
+    submit_to: str = ""
+    assignment_ref: str = ""
+    completion_code: str = ""
+    test_origins: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Completion:
     """Where a worker goes once their submission is stored.
 
@@ -176,42 +164,3 @@ class Completion:
     assignment_id: str = ""
     redirect_to: str = ""
     problem: str = ""
-
-
-def completion_for(
-    platform: str,
-    *,
-    submit_to: str = "",
-    assignment_ref: str = "",
-    completion_code: str = "",
-    test_origins: Iterable[str] = (),
-) -> Optional[Completion]:
-    """The platform's completion step for a stored submission; None for the local crowd.
-
-    The stored ``turkSubmitTo`` is checked again against MTurk's hosts, so an assignment recorded before
-    the allow-list (or edited by hand) can never make the page post to another site.
-    """
-    if platform == Platform.MTURK:
-        try:
-            target = external_submit_url(submit_to, test_origins)
-        except ArrivalError:
-            return Completion(
-                problem="Your answers are saved, but this HIT was not opened from MTurk's site, so it cannot "
-                "be submitted there from here. Please contact the requester through MTurk."
-            )
-        return Completion(post_to=target, assignment_id=assignment_ref)
-    if platform == Platform.PROLIFIC:
-        if not completion_code:
-            return Completion(
-                problem="Your answers are saved. The study has no completion code set; "
-                "please tell the researcher through Prolific's messages."
-            )
-        return Completion(redirect_to=prolific_completion_url(completion_code))
-    return None
-
-
-def prolific_completion_url(completion_code: str) -> str:
-    """Where a Prolific participant goes when the study is done (empty without a completion code)."""
-    from crowd.providers.prolific_api import completion_url  # keeps requests out of the HIT views
-
-    return completion_url(completion_code) if completion_code else ""

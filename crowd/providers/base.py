@@ -29,7 +29,9 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import ClassVar, Optional, Protocol, runtime_checkable
+from typing import Optional, Protocol, runtime_checkable
+
+from crowd.providers.traits import PlatformTraits
 
 logger = logging.getLogger(__name__)
 
@@ -376,14 +378,14 @@ def advance_payment(
     return new
 
 
-class CrowdProvider(abc.ABC):
+class CrowdProvider(PlatformTraits, abc.ABC):
     """A crowd platform behind one interface (Mephisto's ``CrowdProvider``, Potato's provider hooks).
 
-    Subclasses set ``name`` and implement the abstract methods. ``reconcile`` has a working default built
+    Subclasses inherit their platform's traits (``name``, ``external``...: :mod:`crowd.providers.traits`)
+    and implement the abstract methods. ``reconcile`` has a working default built
     on ``list_submissions``. A DB-backed local provider implements the same methods on its models.
     """
 
-    name: ClassVar[str] = ""
     sandbox: bool = True
 
     # --- batch ---------------------------------------------------------------------------------------

@@ -35,9 +35,22 @@ from crowd.providers.base import (
 
 
 class FakeProvider(CrowdProvider):
-    """A platform in memory; every state change is also appended to ``calls`` for assertions."""
+    """A platform in memory; every state change is also appended to ``calls`` for assertions.
+
+    It declares every trait (tests/unit/crowd/test_platform_traits.py checks): an external platform
+    with a unit per HIT, as MTurk, so a batch stored with ``provider="fake"`` takes the code paths of a
+    platform batch.
+    """
 
     name = "fake"
+    short_name = "fake platform"
+    external = True
+    unit_per_hit = True
+    publish_retry_safe = True
+    stop_is_final = False
+    returns_on_platform = False
+    min_rejection_chars = 0
+    bonus_record_readable = False
 
     def __init__(self) -> None:
         self.sandbox = True

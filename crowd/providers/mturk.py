@@ -32,6 +32,7 @@ from crowd.providers.base import (
     advance_payment,
     already_paid,
 )
+from crowd.providers.traits import MTurkTraits
 
 logger = logging.getLogger(__name__)
 
@@ -78,10 +79,8 @@ def to_submission(assignment: Mapping[str, Any]) -> PlatformSubmission:
     )
 
 
-class MTurkProvider(CrowdProvider):
+class MTurkProvider(MTurkTraits, CrowdProvider):
     """Amazon Mechanical Turk through a boto3 client (sandbox unless configured live)."""
-
-    name = "mturk"
 
     def __init__(self, client: Any, environment: mturk_api.MTurkEnvironment = mturk_api.SANDBOX) -> None:
         """Wrap a boto3 mturk client.

@@ -36,6 +36,7 @@ from crowd.providers.base import (
     already_paid,
 )
 from crowd.providers.prolific_api import ProlificClient
+from crowd.providers.traits import ProlificTraits
 
 logger = logging.getLogger(__name__)
 
@@ -95,10 +96,8 @@ def resolve_unconfirmed(payments: PaymentStore, key: str, paid: bool) -> Payment
     return advance_payment(payments, record, PaymentState.PAID if paid else PaymentState.CREATED)
 
 
-class ProlificProvider(CrowdProvider):
+class ProlificProvider(ProlificTraits, CrowdProvider):
     """Prolific through its REST API."""
-
-    name = "prolific"
 
     def __init__(
         self,

@@ -26,7 +26,6 @@ from django.utils import timezone
 
 from annotation.hits import handler_for, kinds_where
 from annotation.models import HIT, Assignment, Batch, IllegalTransition
-from annotation.platforms import Platform
 from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
 from crowd.models import Payment
 from crowd.providers import errors
@@ -41,6 +40,7 @@ from crowd.providers.costs import (
     reward_fee_cents,
 )
 from crowd.providers.factory import get_provider
+from crowd.providers.traits import traits_for
 
 logger = logging.getLogger(__name__)
 
@@ -246,9 +246,9 @@ def published_of(batch: Batch) -> Optional[PublishedBatch]:
     batches created on approval) gets them derived from its ids.
     """
     data = batch.options.get("published")
-    if not data and batch.provider == Platform.LOCAL and batch.status != Batch.Status.DRAFT:
+    if not data and not traits_for(batch.provider).external and batch.status != Batch.Status.DRAFT:
         return PublishedBatch(
-            provider="local", batch_ref=str(batch.pk), platform_batch_id=str(batch.pk), units=()
+            provider=batch.provider, batch_ref=str(batch.pk), platform_batch_id=str(batch.pk), units=()
         )
     if not data:
         return None
@@ -324,14 +324,15 @@ def publish(batch: Batch) -> PublishedBatch:
     if batch.status != Batch.Status.DRAFT:
         raise LifecycleError(f"Batch({batch.pk}) is {batch.status}; only a draft can be published")
     provider = provider_for(batch)
-    if provider.name == "prolific" and batch.options.get("publish_started"):
+    if not provider.publish_retry_safe and batch.options.get("publish_started"):
         raise LifecycleError(
-            f"Batch({batch.pk}): an earlier publish attempt on Prolific did not finish; check Prolific for "
-            f"a study named crowdqa:{batch.pk} and remove options.publish_started before retrying"
+            f"Batch({batch.pk}): an earlier publish attempt on {provider.short_name} did not finish; check "
+            f"{provider.short_name} for a study named crowdqa:{batch.pk} and remove options.publish_started "
+            "before retrying"
         )
     if (
         handler_for(batch.kind).qualifies_workers
-        and provider.name != "local"
+        and provider.external
         and not batch.options.get("screening_qualification")
     ):
         qualification = provider.create_qualification(
@@ -376,7 +377,7 @@ def follows_parent(batch: Batch) -> bool:
     parent = batch.parent
     return (
         batch.status == Batch.Status.DRAFT
-        and batch.provider != Platform.LOCAL
+        and traits_for(batch.provider).external
         and parent is not None
         and parent.provider == batch.provider
         and parent.status in PARENT_LIVE
@@ -404,7 +405,7 @@ def publish_pending_hits(batch: Batch) -> dict[str, Any]:
     """
     batch.refresh_from_db()
     result: dict[str, Any] = {"batch": batch.pk, "published": 0, "batch_published": False}
-    if batch.provider == Platform.LOCAL:
+    if not traits_for(batch.provider).external:
         return result
     if follows_parent(batch):
         if batch.hits.exists():
@@ -493,7 +494,7 @@ def change_status(batch: Batch, action: str) -> None:
             _check(batch, Batch.Status.PAUSED)
             if provider is not None and hasattr(provider, "pause"):
                 provider.pause(published)
-            elif provider is not None and provider.name == "mturk":
+            elif provider is not None and provider.stop_is_final:
                 provider.stop(published)
                 _set_options(batch, mturk_expired=True)
             batch.pause()
@@ -583,6 +584,10 @@ def enforce_budget(batch: Batch) -> bool:
     published = published_of(batch)
     if published is not None:
         provider_for(batch).stop(published)
-    _set_options(batch, budget_stopped=timezone.now().isoformat(), mturk_expired=batch.provider == "mturk")
+    _set_options(
+        batch,
+        budget_stopped=timezone.now().isoformat(),
+        mturk_expired=traits_for(batch.provider).stop_is_final,
+    )
     batch.pause()
     return True

@@ -16,7 +16,6 @@ from typing import Any, Optional
 from django.db.models import F
 
 from annotation.models import HIT, Assignment
-from annotation.platforms import Platform
 from crowd.models import Qualification, Worker
 from crowd.providers import errors
 from crowd.providers.base import (
@@ -35,6 +34,7 @@ from crowd.providers.base import (
     SubmissionStatus,
     already_paid,
 )
+from crowd.providers.traits import LocalTraits
 
 logger = logging.getLogger(__name__)
 
@@ -61,16 +61,15 @@ def _assignment(platform_assignment_id: str) -> Assignment:
 
 
 def _worker(worker_id: str) -> Worker:
-    worker = Worker.objects.filter(platform=Platform.LOCAL, platform_id=worker_id).first()
+    worker = Worker.objects.filter(platform=LocalTraits.name, platform_id=worker_id).first()
     if worker is None:
         raise errors.NotFoundError(f"no local worker {worker_id!r}", platform="local")
     return worker
 
 
-class LocalProvider(CrowdProvider):
+class LocalProvider(LocalTraits, CrowdProvider):
     """The local crowd: every call reads or writes crowdqa's own tables."""
 
-    name = "local"
     sandbox = False
 
     @classmethod

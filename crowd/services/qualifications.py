@@ -17,9 +17,9 @@ from typing import Any, Optional
 from django.db.models import F
 
 from annotation.models import Batch
-from annotation.platforms import Platform
 from crowd.models import Qualification, Worker
 from crowd.providers import errors
+from crowd.providers.traits import traits_for
 from crowd.services.lifecycle import LifecycleError, provider_for
 
 logger = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ def platform_qualification_for(worker: Worker, batch: Batch) -> str:
     Only a worker of the batch's own platform can hold the batch's MTurk qualification / Prolific group.
     """
     platform_id: Any = batch.options.get("screening_qualification")
-    if not platform_id or batch.provider == Platform.LOCAL or worker.platform != batch.provider:
+    if not platform_id or not traits_for(batch.provider).external or worker.platform != batch.provider:
         return ""
     return str(platform_id)
 

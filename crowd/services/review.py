@@ -99,12 +99,12 @@ def _platform(assignment: Assignment) -> tuple[CrowdProvider, PublishedBatch, st
     attention = batch.options.get(NEEDS_ATTENTION)
     if attention:
         raise ReviewError(f"Batch({batch.pk}) needs attention: {attention['reason']}")
-    if assignment.platform_meta.get("missing_on_platform") and provider.name != "local":
+    if assignment.platform_meta.get("missing_on_platform") and provider.external:
         raise ReviewError(
             f"Assignment({assignment.pk}) has no submission on {provider.name} (abandoned there after it "
             "was submitted here): pay it by bonus, or reject it here"
         )
-    ref = str(assignment.pk) if provider.name == "local" else assignment.platform_ref
+    ref = assignment.platform_ref if provider.external else str(assignment.pk)
     if not ref:
         raise ReviewError(f"Assignment({assignment.pk}) has no {provider.name} id; run sync_batches first")
     return provider, published, ref
@@ -167,7 +167,7 @@ def approve_assignment(assignment: Assignment, feedback: str = "", confirm_no_wo
         provider.approve(published, ref, feedback)
     except errors.ProviderError as exc:
         raise ReviewError(f"Assignment({assignment.pk}) approve on {provider.name}: {exc}") from exc
-    record_approval(assignment, confirmed=provider.name != "local")
+    record_approval(assignment, confirmed=provider.external)
     if handler_for(assignment.hit.batch.kind).qualifies_workers:
         qualify_worker(assignment.worker, assignment.hit.batch)
     logger.info("Assignment(%s) approved on %s", assignment.pk, provider.name)

@@ -23,11 +23,11 @@ from django.utils import timezone
 
 from annotation.hits import handler_for
 from annotation.models import HIT, Assignment, Batch, IllegalTransition
-from annotation.platforms import Platform
 from annotation.services import review as local_review
 from crowd.models import Worker
 from crowd.providers import errors
 from crowd.providers.base import PlatformSubmission, SubmissionStatus
+from crowd.providers.traits import hosted_platforms, traits_for
 from crowd.services.lifecycle import (
     NEEDS_ATTENTION,
     LifecycleError,
@@ -130,7 +130,11 @@ def _restore(batch: Batch, sub: PlatformSubmission, counts: dict[str, int]) -> O
     """Create the worker and assignment of a submission the database never heard of."""
     if sub.status in (SubmissionStatus.ACTIVE, SubmissionStatus.RETURNED, SubmissionStatus.TIMED_OUT):
         return None  # nothing to keep: still working, or gone
-    hit = batch.hits.filter(platform_ref=sub.platform_unit_id).first() if batch.provider == "mturk" else None
+    hit = (
+        batch.hits.filter(platform_ref=sub.platform_unit_id).first()
+        if traits_for(batch.provider).unit_per_hit
+        else None
+    )
     existing = Assignment.objects.filter(hit__batch=batch, platform_ref=sub.platform_assignment_id).first()
     if hit is None and existing is None:
         # Prolific keeps no answers and names only the study: without a local assignment there is nothing
@@ -280,7 +284,7 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
     counts.update(retry_pending_grants(batch))
     batch.refresh_from_db()
     published = published_of(batch)
-    if published is not None and batch.provider != Platform.LOCAL:
+    if published is not None and traits_for(batch.provider).external:
         provider = provider_for(batch)
         rows = list(
             Assignment.objects.filter(hit__batch=batch).exclude(platform_ref="").select_related("hit__batch")
@@ -337,7 +341,7 @@ def batches_to_sync() -> list[int]:
     live = Batch.objects.filter(status__in=SYNCABLE).exclude(platform_ref="").values_list("pk", flat=True)
     drafts = (
         Batch.objects.filter(status=Batch.Status.DRAFT, parent__isnull=False)
-        .exclude(provider=Platform.LOCAL)
+        .exclude(provider__in=hosted_platforms())
         .select_related("parent")
     )
     return sorted({*live, *(b.pk for b in drafts if follows_parent(b))})

@@ -1,16 +1,12 @@
-"""Reading MTurk and Prolific arrivals from HIT URLs (crowd/providers/arrival.py)."""
+"""Reading MTurk and Prolific arrivals from HIT URLs (crowd/providers/traits.py and arrival.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from annotation.platforms import Platform
-from crowd.providers.arrival import (
-    PREVIEW_ASSIGNMENT_ID,
-    ArrivalError,
-    external_submit_url,
-    parse_arrival,
-)
+from crowd.providers.arrival import PREVIEW_ASSIGNMENT_ID, ArrivalError, external_submit_url
+from crowd.providers.traits import parse_arrival
 
 
 def test_parse_arrival__mturk_accepted() -> None:
@@ -25,6 +21,7 @@ def test_parse_arrival__mturk_accepted() -> None:
     assert arrival is not None and arrival.platform == Platform.MTURK
     assert (arrival.worker_id, arrival.assignment_ref, arrival.hit_ref) == ("W1", "A1", "H1")
     assert arrival.submit_to == "https://workersandbox.mturk.com/mturk/externalSubmit"
+    assert arrival.meta == {"turk_submit_to": arrival.submit_to}
     assert not arrival.preview
 
 
@@ -37,6 +34,7 @@ def test_parse_arrival__prolific() -> None:
     arrival = parse_arrival({"PROLIFIC_PID": "P1", "STUDY_ID": "S1", "SESSION_ID": "X1"})
     assert arrival is not None and arrival.platform == Platform.PROLIFIC
     assert (arrival.worker_id, arrival.assignment_ref, arrival.hit_ref) == ("P1", "X1", "S1")
+    assert arrival.meta == {"study_id": "S1"}
 
 
 def test_parse_arrival__neither_platform() -> None:

@@ -1,0 +1,60 @@
+"""Each platform's traits: one per stored platform name, inherited by its provider, declared by the fake."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation.platforms import Platform
+from crowd.providers.arrival import Finished
+from crowd.providers.errors import ProviderConfigError
+from crowd.providers.fake import FakeProvider
+from crowd.providers.mturk import MTurkProvider
+from crowd.providers.prolific import ProlificProvider
+from crowd.providers.traits import PlatformTraits, completion_for, hosted_platforms, traits_for
+
+#: Every trait a platform decides (the class attributes of ``PlatformTraits`` but plumbing).
+TRAITS = sorted(
+    name
+    for name in PlatformTraits.__annotations__
+    if not name.startswith("_") and name not in ("name", "do_not_call_in_templates")
+)
+
+
+def test_traits_for__every_stored_platform_has_traits_named_after_it() -> None:
+    assert {Platform(p): traits_for(p).name for p in Platform.values()} == {p: p.value for p in Platform}
+
+
+def test_traits_for__unknown_name_is_refused() -> None:
+    with pytest.raises(ProviderConfigError, match="unknown crowd platform 'nowhere'"):
+        traits_for("nowhere")
+
+
+def test_providers__inherit_their_platform_traits() -> None:
+    from crowd.services.local_provider import LocalProvider
+
+    for provider in (MTurkProvider, ProlificProvider, LocalProvider):
+        assert issubclass(provider, traits_for(provider.name))
+
+
+def test_fake_provider__declares_every_trait_itself() -> None:
+    """A trait added to ``PlatformTraits`` must be decided for the fake too, not inherited silently."""
+    assert TRAITS  # the list is read from the class, so an empty one would prove nothing
+    assert [t for t in TRAITS if t not in vars(FakeProvider)] == []
+    assert traits_for("fake") is FakeProvider
+
+
+def test_hosted_platforms__only_the_local_crowd() -> None:
+    assert hosted_platforms() == (Platform.LOCAL.value,)
+
+
+def test_completion_for__each_platform_sends_its_workers_back_its_own_way() -> None:
+    mturk = completion_for("mturk", Finished(submit_to="https://www.mturk.com", assignment_ref="A1"))
+    prolific = completion_for("prolific", Finished(completion_code="C0DE"))
+    assert mturk is not None and (mturk.post_to, mturk.assignment_id) == (
+        "https://www.mturk.com/mturk/externalSubmit",
+        "A1",
+    )
+    assert prolific is not None and prolific.redirect_to.endswith("?cc=C0DE")
+    assert completion_for("local", Finished()) is None and completion_for("fake", Finished()) is None
+    evil = completion_for("mturk", Finished(submit_to="https://evil.example", assignment_ref="A1"))
+    assert evil is not None and not evil.post_to and "MTurk" in evil.problem
