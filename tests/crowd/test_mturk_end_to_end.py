@@ -49,6 +49,7 @@ def _work_on_page(client: Client, server, hit_id: str, worker_id: str, fields: d
     page = arrival["Location"]
     assert "consent" in client.get(page).content.decode().lower()
     assert client.post(page + "consent/", {"consent": "yes"}).status_code == 302
+    assert "Return HIT" not in client.get(page).content.decode()  # MTurk workers return it on MTurk
     done = client.post(page, fields)
     assert done.status_code == 200, done.content[:500]
     html = done.content.decode()

@@ -48,6 +48,7 @@ def _participate(server, study_id: str, pid: str, code: str) -> str:  # noqa: AN
     client = Client()
     page = client.get(server.fake.study_url_for(study_id, pid, session))["Location"]
     client.post(page + "consent/", {"consent": "yes"})
+    assert "Return HIT" in client.get(page).content.decode()
     hit = Assignment.objects.get(platform_ref=session).hit
     done = client.post(page, answers_for(hit))
     assert done.status_code == 302 and done["Location"] == completion_url(code)

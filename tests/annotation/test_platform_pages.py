@@ -1,0 +1,50 @@
+"""What the researcher pages offer for each platform, as the platform's traits decide it."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from annotation.models import Assignment, Batch
+from annotation.platforms import Platform
+from tests.factories import make_assignment, make_batch, make_researcher, make_worker
+
+INVITES = "Invite local workers"
+NOTIFY = "Message the workers"
+PROLIFIC_REASON = "(at least 100 characters on Prolific)"
+
+
+@pytest.fixture
+def researcher(client: Client) -> Client:
+    client.force_login(make_researcher())
+    return client
+
+
+def _submitted_on(platform: Platform) -> Assignment:
+    batch = make_batch(provider=platform.value, status=Batch.Status.PUBLISHED)
+    return make_assignment(
+        batch=batch,
+        worker=make_worker(f"{platform.value}-worker", platform=platform.value),
+        platform_ref=f"{platform.value}-assignment",
+        status=Assignment.Status.SUBMITTED,
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "platform, invites, notify, reason",
+    [
+        (Platform.LOCAL, True, False, False),
+        (Platform.MTURK, False, True, False),
+        (Platform.PROLIFIC, False, True, True),
+    ],
+)
+def test_researcher_pages__offer_what_the_platform_supports(
+    researcher: Client, platform: Platform, invites: bool, notify: bool, reason: bool
+) -> None:
+    assignment = _submitted_on(platform)
+    batch_page = researcher.get(f"/batches/{assignment.hit.batch_id}/").content.decode()
+    assignment_page = researcher.get(f"/assignments/{assignment.pk}/").content.decode()
+    assert (INVITES in batch_page, NOTIFY in batch_page) == (invites, notify)
+    assert (PROLIFIC_REASON in assignment_page) == reason
+    assert "Reason shown to the worker" in assignment_page
