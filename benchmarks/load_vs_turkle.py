@@ -272,6 +272,10 @@ def summary(result: dict[str, Any]) -> dict[str, float]:
         row[f"{name}_p95"] = percentile(values, 95)
         row[f"{name}_n"] = len(values)
     row["failed"] = sum(sum(c.values()) for c in result["failures"].values())
+    row["submits_per_s"] = row["submit_n"] / result["seconds"]
+    # "page" is the whole page wait; where it took two requests, "page1" and "page2" count them
+    requests = sum(len(v) for k, v in times.items() if not (k == "page" and "page1" in times))
+    row["requests_per_s"] = requests / result["seconds"]
     return row
 
 
@@ -417,7 +421,9 @@ def main() -> None:
                 print(
                     f"{label:>8} {system:>7}: page p50/p95 {row['page_p50']:.0f} / {row['page_p95']:.0f} ms, "
                     f"submit p50/p95 {row['submit_p50']:.0f} / {row['submit_p95']:.0f} ms, "
-                    f"{row['submit_n']} submits, {row['failed']} failed, {result['seconds']:.0f} s"
+                    f"{row['submit_n']} submits ({row['submits_per_s']:.1f}/s, "
+                    f"{row['requests_per_s']:.1f} requests/s), "
+                    f"{row['failed']} failed, {result['seconds']:.0f} s"
                     f"{' (time limit hit)' if result['timed_out'] else ''}, load {result['load']:.1f}",
                     flush=True,
                 )
@@ -432,10 +438,11 @@ def main() -> None:
         )
         print(
             "| round | crowdqa page p50 / p95 | Turkle page p50 / p95 | crowdqa submit p50 / p95 | "
-            "Turkle submit p50 / p95 | ratio page p95 | ratio submit p95 | load |"
+            "Turkle submit p50 / p95 | ratio page p95 | ratio submit p50 / p95 | "
+            "submits/s crowdqa / Turkle | load |"
         )
-        print("|---|---|---|---|---|---|---|---|")
-        keys = ("page_p50", "page_p95", "submit_p50", "submit_p95", "page1_p50", "page1_p95")
+        print("|---|---|---|---|---|---|---|---|---|")
+        keys = ("page_p50", "page_p95", "submit_p50", "submit_p95", "page1_p50", "page1_p95", "submits_per_s")
         ratios: dict[str, list[float]] = {k: [] for k in keys}
         for number, (c, t) in enumerate(zip(results["crowdqa"], results["turkle"], strict=True), start=1):
             cs, ts = summary(c), summary(t)
@@ -445,11 +452,12 @@ def main() -> None:
                 f"| {number} | {cs['page_p50']:.0f} / {cs['page_p95']:.0f} | {ts['page_p50']:.0f} / "
                 f"{ts['page_p95']:.0f} | {cs['submit_p50']:.0f} / {cs['submit_p95']:.0f} | "
                 f"{ts['submit_p50']:.0f} / {ts['submit_p95']:.0f} | {cs['page_p95'] / ts['page_p95']:.2f} | "
-                f"{cs['submit_p95'] / ts['submit_p95']:.2f} | {c['load']:.1f} / {t['load']:.1f} |"
+                f"{cs['submit_p50'] / ts['submit_p50']:.2f} / {cs['submit_p95'] / ts['submit_p95']:.2f} | "
+                f"{cs['submits_per_s']:.1f} / {ts['submits_per_s']:.1f} | {c['load']:.1f} / {t['load']:.1f} |"
             )
         print(
             "median of the per-round ratios crowdqa / Turkle (target: p95 at most 0.50; page1: against "
-            "Turkle's first page request alone, without its task iframe):"
+            "Turkle's first page request alone, without its task iframe; submits_per_s: higher is faster):"
         )
         for key, values in ratios.items():
             print(f"  {key}: {statistics.median(values):.2f} (range {min(values):.2f}-{max(values):.2f})")
