@@ -137,6 +137,7 @@ def fill(n: int) -> dict[str, Any]:
 
     import django
 
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
     from django.core.management import call_command
     from django.db import transaction
