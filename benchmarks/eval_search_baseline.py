@@ -16,7 +16,6 @@ and so changes a few top-1 chunks. ``--top1-out`` writes each item's top-1 chunk
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 import time
@@ -24,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from annotation.importers.syllabusqa_csv import read_split_csv, split_dir  # noqa: E402
 from config.shared_data import dataset_dir  # noqa: E402
 from evaluation.baselines import run_system  # noqa: E402
 from evaluation.metrics import score  # noqa: E402
@@ -38,25 +38,24 @@ def load_items(root: Path, split: str, decoding: str = "mac_roman") -> list[QAIt
     text_dir = root / "syllabi" / "syllabi_redacted" / folder
     syllabi: dict[str, str] = {}
     items: list[QAItem] = []
-    with open(root / "data" / "dataset_split" / f"{split}.csv", newline="", encoding="utf-8") as handle:
-        for line, row in enumerate(csv.DictReader(handle), start=2):
-            name = row["syllabus_name"]
-            if name not in syllabi:
-                path = text_dir / f"{name}.txt"
-                if not path.is_file():
-                    raise SystemExit(f"{split}.csv line {line}: syllabus '{name}' not found at {path}")
-                # Text mode turns the files' CR line endings into LF, as the authors' open() does.
-                syllabi[name] = path.read_text(encoding=encoding)
-            items.append(
-                QAItem(
-                    id=row["id"],
-                    question=row["question"],
-                    answer=row["answer"] or "",
-                    question_type=row["question_type"],
-                    document_name=name,
-                    document=syllabi[name],
-                )
+    for row in read_split_csv(split_dir(root) / f"{split}.csv"):
+        name = row.syllabus_name
+        if name not in syllabi:
+            path = text_dir / f"{name}.txt"
+            if not path.is_file():
+                raise SystemExit(f"{row.source}: syllabus '{name}' not found at {path}")
+            # Text mode turns the files' CR line endings into LF, as the authors' open() does.
+            syllabi[name] = path.read_text(encoding=encoding)
+        items.append(
+            QAItem(
+                id=row.id,
+                question=row.question,
+                answer=row.answer,
+                question_type=row.question_type,
+                document_name=name,
+                document=syllabi[name],
             )
+        )
     return items
 
 

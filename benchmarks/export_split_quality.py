@@ -11,7 +11,6 @@ split from its overall share. The original release's split is shown for comparis
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import statistics
 import sys
@@ -20,8 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from annotation.importers.syllabusqa_csv import read_qa_rows  # noqa: E402
 from config.shared_data import dataset_dir  # noqa: E402
-from exports.records import qa_record_from_syllabusqa_row  # noqa: E402
+from exports.records import qa_record_from_qa_row  # noqa: E402
 from exports.splits import SPLITS, SplitItem, group_split  # noqa: E402
 
 
@@ -36,12 +36,10 @@ def main() -> None:
         sys.exit("syllabusqa data not found; set CROWDQA_SHARED_DATA")
 
     items, original = [], {}
-    for split in SPLITS:
-        with (root / "data" / "dataset_split" / f"{split}.csv").open(encoding="utf-8", newline="") as handle:
-            for row in csv.DictReader(handle):
-                record = qa_record_from_syllabusqa_row(row)
-                items.append(SplitItem(record.id, record.document_id, record.stratum))
-                original[record.id] = split
+    for row in read_qa_rows(root):
+        record = qa_record_from_qa_row(row)
+        items.append(SplitItem(record.id, record.document_id, record.stratum))
+        original[record.id] = row.split
     overall = Counter(i.stratum for i in items)
     n = len(items)
 

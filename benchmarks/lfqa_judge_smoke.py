@@ -19,7 +19,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import logging
 import statistics
@@ -31,6 +30,7 @@ from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from annotation.importers.syllabusqa_csv import read_split_csv, split_dir  # noqa: E402
 from annotation.textnorm import decode_mac_roman  # noqa: E402
 from config.shared_data import dataset_dir  # noqa: E402
 from evaluation.baselines import run_system  # noqa: E402
@@ -60,23 +60,22 @@ def load_items(root: Path, count: int) -> list[QAItem]:
     """The first ``count`` test rows that have an answer, with their syllabus texts."""
     items: list[QAItem] = []
     text_dir = root / "syllabi" / "syllabi_redacted" / "text"
-    with (root / "data" / "dataset_split" / "test.csv").open(encoding="utf-8", newline="") as handle:
-        for row in csv.DictReader(handle):
-            if row["question_type"] == "no answer" or not row["answer"].strip():
-                continue
-            path = text_dir / f"{row['syllabus_name']}.txt"
-            items.append(
-                QAItem(
-                    id=row["id"],
-                    question=row["question"],
-                    answer=row["answer"],
-                    question_type=row["question_type"],
-                    document_name=row["syllabus_name"],
-                    document=decode_mac_roman(path.read_bytes(), path),
-                )
+    for row in read_split_csv(split_dir(root) / "test.csv"):
+        if row.question_type == "no answer" or not row.answer.strip():
+            continue
+        path = text_dir / f"{row.syllabus_name}.txt"
+        items.append(
+            QAItem(
+                id=row.id,
+                question=row.question,
+                answer=row.answer,
+                question_type=row.question_type,
+                document_name=row.syllabus_name,
+                document=decode_mac_roman(path.read_bytes(), path),
             )
-            if len(items) == count:
-                break
+        )
+        if len(items) == count:
+            break
     return items
 
 

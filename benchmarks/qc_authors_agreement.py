@@ -4,9 +4,10 @@ The authors' script (umass-ml4ed/SyllabusQA ``code/data_wrangling/quality_contro
 crowdqa: pass its path. It prints one line per (row, check, column) it flags: ``check_length`` (question,
 answer and reasoning steps under 3 words, yes/no and no-answer answers exempt) and ``check_profanity``
 (profanity-check's ``predict`` per text column). This script runs it on the 5,078 rows of the three
-published split CSVs (its own input, the pre-split file, is not published), runs :func:`check_pairs`
-on the same rows, maps crowdqa's ``too_short`` and ``profanity`` issues to (row, check, column), and
-prints both sets' overlap.
+published split CSVs (its own input, the pre-split file, is not published), read with pandas as its
+authors read them, runs :func:`check_pairs` on the same files read as the importer reads them (the two
+readings give the same 5,078 rows), maps crowdqa's ``too_short`` and ``profanity`` issues to (row, check,
+column), and prints both sets' overlap.
 
     .venv/bin/python benchmarks/qc_authors_agreement.py --authors-script PATH/TO/quality_control_v2.py \\
         [--profanity-threshold 0.8]
@@ -29,10 +30,11 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from annotation.importers.syllabusqa_csv import read_qa_rows, split_dir  # noqa: E402
+from annotation.question_types import SPLITS  # noqa: E402
 from config.shared_data import dataset_dir  # noqa: E402
 from filters.qc_syllabusqa import SyllabusQAOptions, SyllabusQAPair, check_pairs  # noqa: E402
 
-SPLITS = ("train", "val", "test")
 _LINE = re.compile(r"^Check ID: (\S+) with failed check: (check_\w+) for (\w+): ", re.MULTILINE)
 _CHECKS = {"too_short": "check_length", "profanity": "check_profanity"}
 
@@ -68,15 +70,13 @@ def main() -> None:
     if root is None:
         raise SystemExit("SyllabusQA not found (set CROWDQA_SHARED_DATA)")
     logging.getLogger("filters").setLevel(logging.ERROR)
-    split_dir = root / "data" / "dataset_split"
-    frame = pd.concat(
-        [pd.read_csv(split_dir / f"{s}.csv", encoding="utf-8") for s in SPLITS], ignore_index=True
-    )
+    folder = split_dir(root)
+    frame = pd.concat([pd.read_csv(folder / f"{s}.csv", encoding="utf-8") for s in SPLITS], ignore_index=True)
     frame = frame.dropna(axis=0, how="all")
     theirs = authors_flags(args.authors_script, frame)
 
-    rows = frame.fillna("").to_dict(orient="records")
-    pairs = [SyllabusQAPair.from_release_row(r) for r in rows]
+    rows = read_qa_rows(root)
+    pairs = [SyllabusQAPair.from_qa_row(r) for r in rows]
     options = SyllabusQAOptions(profanity_threshold=args.profanity_threshold)
     ours = {
         (result.id, _CHECKS[i.code], column_of(i.field))

@@ -11,7 +11,6 @@ the first category that explains it (see ``categorise``).
 from __future__ import annotations
 
 import argparse
-import csv
 import html
 import json
 import re
@@ -24,6 +23,7 @@ from rapidfuzz import fuzz
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from annotation.importers.syllabusqa_csv import read_qa_rows  # noqa: E402
 from filters.qc_syllabusqa import SyllabusQAPair, check_pairs  # noqa: E402
 from filters.spans import NOT_FOUND, normalize_document, normalize_text  # noqa: E402
 
@@ -60,11 +60,7 @@ def main() -> None:
     args = parser.parse_args()
     text_dir = args.root / "syllabi" / "syllabi_redacted" / "text_utf8"
     texts = {p.stem: p.read_text(encoding="utf-8") for p in sorted(text_dir.glob("*.txt"))}
-    pairs: list[SyllabusQAPair] = []
-    for split in ("train", "val", "test"):
-        with (args.root / "data" / "dataset_split" / f"{split}.csv").open(encoding="utf-8", newline="") as f:
-            for row in csv.DictReader(f):
-                pairs.append(SyllabusQAPair.from_release_row(row))
+    pairs = [SyllabusQAPair.from_qa_row(row) for row in read_qa_rows(args.root)]
     start = time.perf_counter()
     results = check_pairs(pairs, {name: normalize_document(t) for name, t in texts.items()})
     elapsed = time.perf_counter() - start

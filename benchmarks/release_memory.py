@@ -104,7 +104,7 @@ def _child_env(database_url: str) -> dict[str, str]:
 
 def _real_pairs(root: Path) -> dict[str, list[Any]]:
     """The released SyllabusQA rows, grouped by syllabus in file order."""
-    from annotation.importers.syllabusqa import read_qa_rows
+    from annotation.importers.syllabusqa_csv import read_qa_rows
 
     by_syllabus: dict[str, list[Any]] = defaultdict(list)
     for row in read_qa_rows(root):

@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from annotation.importers.syllabusqa import read_qa_rows  # noqa: E402
+from annotation.importers.syllabusqa_csv import read_qa_rows  # noqa: E402
 from evaluation.screening_quiz import (  # noqa: E402
     MIN_CONFIDENCE,
     QuizAnswer,

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from exports.records import SYLLABUSQA_COLUMNS, MCQRecord, QARecord, Record
+from annotation.importers import syllabusqa_csv
+from exports.records import MCQRecord, QARecord, Record
 
 logger = logging.getLogger(__name__)
 
@@ -221,10 +222,10 @@ class SyllabusQACsvFormatter(Formatter):
     """The original SyllabusQA CSV schema, exactly: 15 string columns, empty cells as ''."""
 
     record_type = QARecord
-    base_kinds = dict.fromkeys(SYLLABUSQA_COLUMNS, STRING)
+    base_kinds = dict.fromkeys(syllabusqa_csv.COLUMNS, STRING)
 
     def _schema(self, extras: Mapping[str, str]) -> tuple[tuple[str, ...], dict[str, str]]:
-        return SYLLABUSQA_COLUMNS, dict(self.base_kinds)  # the original schema holds no extra column
+        return syllabusqa_csv.COLUMNS, dict(self.base_kinds)  # the original schema holds no extra column
 
     def _row(self, record: Any, extras: Mapping[str, str]) -> Optional[dict[str, Any]]:
         return record.to_syllabusqa_row()

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Optional
 
-from exports.records import SYLLABUSQA_COLUMNS, MCQRecord, QARecord
+from annotation.importers import syllabusqa_csv
+from exports.records import MCQRecord, QARecord
 
 SYLLABI_TEXT_DIR = "syllabi/syllabi_redacted/text"
 SYLLABI_META = "syllabi/syllabi_meta_info.csv"
@@ -60,14 +61,14 @@ class SourceDocument:
 
 def _syllabusqa_csv_writer(handle: IO[str]) -> Any:
     writer = csv.writer(handle, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
-    writer.writerow(SYLLABUSQA_COLUMNS)
+    writer.writerow(syllabusqa_csv.COLUMNS)
     return writer
 
 
 def write_syllabusqa_csv_row(writer: Any, record: QARecord) -> None:
     """One record as a row of the plain SyllabusQA CSV (no formula neutralising) that pandas reads."""
     row = record.to_syllabusqa_row()
-    writer.writerow([row[c] for c in SYLLABUSQA_COLUMNS])
+    writer.writerow([row[c] for c in syllabusqa_csv.COLUMNS])
 
 
 class SyllabusQAJsonWriter:

@@ -7,7 +7,8 @@ exist, one per collection pipeline:
 * :class:`QARecord` - a SyllabusQA-style open QA pair grounded in one syllabus (``document_id``).
 * :class:`MCQRecord` - a SciQ-style multiple-choice question grounded in one passage.
 
-The SyllabusQA CSV schema (``SYLLABUSQA_COLUMNS``) is the original release's, so existing loaders work.
+The SyllabusQA CSV schema (``annotation.importers.syllabusqa_csv.COLUMNS``) is the original release's, so
+existing loaders work.
 """
 
 from __future__ import annotations
@@ -19,21 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 from annotation import question_types as qt
+from annotation.importers.syllabusqa_csv import QARow
 
 logger = logging.getLogger(__name__)
-
-MAX_SPANS = 5
-MAX_STEPS = qt.MAX_STEPS
-
-SYLLABUSQA_COLUMNS: tuple[str, ...] = (
-    "id",
-    "syllabus_name",
-    "question_type",
-    "question",
-    "answer",
-    *(f"answer_span_{i}" for i in range(1, MAX_SPANS + 1)),
-    *(f"reasoning_step_{i}" for i in range(1, MAX_STEPS + 1)),
-)
 
 QUESTION_TYPES: tuple[str, ...] = qt.SYLLABUS_TYPES
 
@@ -95,10 +84,10 @@ class QARecord:
             raise RecordError(f"QARecord for syllabus {self.syllabus_name!r}: empty id")
         spans = _trim_trailing_empty(tuple(self.answer_spans))
         steps = _trim_trailing_empty(tuple(self.reasoning_steps))
-        if len(spans) > MAX_SPANS:
-            raise RecordError(f"QARecord {self.id}: {len(spans)} answer_spans, at most {MAX_SPANS}")
-        if len(steps) > MAX_STEPS:
-            raise RecordError(f"QARecord {self.id}: {len(steps)} reasoning_steps, at most {MAX_STEPS}")
+        if len(spans) > qt.MAX_SPANS:
+            raise RecordError(f"QARecord {self.id}: {len(spans)} answer_spans, at most {qt.MAX_SPANS}")
+        if len(steps) > qt.MAX_STEPS:
+            raise RecordError(f"QARecord {self.id}: {len(steps)} reasoning_steps, at most {qt.MAX_STEPS}")
         object.__setattr__(self, "answer_spans", spans)
         object.__setattr__(self, "reasoning_steps", steps)
         if not self.document_id:
@@ -123,9 +112,9 @@ class QARecord:
             "question": self.question,
             "answer": self.answer,
         }
-        for i in range(MAX_SPANS):
+        for i in range(qt.MAX_SPANS):
             row[f"answer_span_{i + 1}"] = self.answer_spans[i] if i < len(self.answer_spans) else ""
-        for i in range(MAX_STEPS):
+        for i in range(qt.MAX_STEPS):
             row[f"reasoning_step_{i + 1}"] = self.reasoning_steps[i] if i < len(self.reasoning_steps) else ""
         return row
 
@@ -149,35 +138,16 @@ class QARecord:
         return data
 
 
-def qa_record_from_syllabusqa_row(row: Mapping[str, Optional[str]], *, where: str = "") -> QARecord:
-    """Build a :class:`QARecord` from one row of the original SyllabusQA CSV or JSON.
-
-    Args:
-        row: a mapping with the SyllabusQA columns; ``None`` (the JSON files' empty cell) reads as "".
-        where: location for error messages, e.g. ``"train.csv line 42"``.
-
-    Returns:
-        The record, with values kept verbatim.
-
-    Raises:
-        RecordError: a required column is missing.
-    """
-    missing = [c for c in ("id", "syllabus_name", "question_type", "question", "answer") if c not in row]
-    if missing:
-        raise RecordError(f"{where or 'row'}: missing column(s) {', '.join(missing)}")
-
-    def cell(name: str) -> str:
-        value = row.get(name)
-        return "" if value is None else str(value)
-
+def qa_record_from_qa_row(row: QARow) -> QARecord:
+    """A :class:`QARecord` of one row of a SyllabusQA split file, values kept verbatim."""
     return QARecord(
-        id=cell("id"),
-        syllabus_name=cell("syllabus_name"),
-        question_type=cell("question_type"),
-        question=cell("question"),
-        answer=cell("answer"),
-        answer_spans=tuple(cell(f"answer_span_{i}") for i in range(1, MAX_SPANS + 1)),
-        reasoning_steps=tuple(cell(f"reasoning_step_{i}") for i in range(1, MAX_STEPS + 1)),
+        id=row.id,
+        syllabus_name=row.syllabus_name,
+        question_type=row.question_type,
+        question=row.question,
+        answer=row.answer,
+        answer_spans=row.spans,
+        reasoning_steps=row.steps,
     )
 
 

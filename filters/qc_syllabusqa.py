@@ -20,6 +20,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.process import cdist
 
 from annotation import question_types as qt
+from annotation.importers.syllabusqa_csv import QARow
 from filters.qc_common import (
     ERROR,
     REVIEW,
@@ -95,17 +96,16 @@ class SyllabusQAPair:
     worker_id: Optional[str] = None
 
     @classmethod
-    def from_release_row(cls, row: Mapping[str, str]) -> SyllabusQAPair:
-        """A pair from one row of the SyllabusQA release's split CSVs (``answer_span_1..5``,
-        ``reasoning_step_1..5``), the layout the QC benchmarks and tests read."""
+    def from_qa_row(cls, row: QARow) -> SyllabusQAPair:
+        """A pair from one row of a SyllabusQA split file, the input the QC benchmarks and tests read."""
         return cls(
-            id=row["id"],
-            syllabus_name=row["syllabus_name"],
-            question_type=row["question_type"],
-            question=row["question"],
-            answer=row["answer"],
-            answer_spans=tuple(row[f"answer_span_{i}"] for i in range(1, qt.MAX_SPANS + 1)),
-            reasoning_steps=tuple(row[f"reasoning_step_{i}"] for i in range(1, qt.MAX_STEPS + 1)),
+            id=row.id,
+            syllabus_name=row.syllabus_name,
+            question_type=row.question_type,
+            question=row.question,
+            answer=row.answer,
+            answer_spans=row.spans,
+            reasoning_steps=row.steps,
         )
 
 

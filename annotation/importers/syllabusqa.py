@@ -1,31 +1,25 @@
-"""Reader of the SyllabusQA release (papers/syllabusqa.txt; DESIGN.md ``import_syllabusqa``).
+"""Reader of the SyllabusQA release's syllabi (papers/syllabusqa.txt; DESIGN.md ``import_syllabusqa``).
 
-Layout: ``data/dataset_split/{train,val,test}.csv`` and ``syllabi/syllabi_redacted/{text,pdf}/`` with
-``syllabi/syllabi_meta_info.csv``. The text files are Mac Roman with CR line endings. Everything is
-parsed and checked before anything is written, so a malformed release leaves the database unchanged.
+Layout: ``data/dataset_split/{train,val,test}.csv`` (read by :mod:`annotation.importers.syllabusqa_csv`)
+and ``syllabi/syllabi_redacted/{text,pdf}/`` with ``syllabi/syllabi_meta_info.csv``. The text files are
+Mac Roman with CR line endings. Everything is parsed and checked before anything is written, so a
+malformed release leaves the database unchanged.
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from annotation import question_types as qt
 from annotation.hashing import file_sha256
 from annotation.importers.errors import ImportDataError
 from annotation.pages import extract_pdf_pages, page_starts
 from annotation.textnorm import decode_mac_roman, decode_utf8
 
-SPLITS = qt.SPLITS
-COLUMNS = (
-    ["id", "syllabus_name", "question_type", "question", "answer"]
-    + [f"answer_span_{i}" for i in range(1, qt.MAX_SPANS + 1)]
-    + [f"reasoning_step_{i}" for i in range(1, qt.MAX_STEPS + 1)]
-)
 META_COLUMNS = ("name", "course", "major", "area", "university", "num_pages")
 
 
@@ -56,28 +50,6 @@ class KnownPages:
         )
 
 
-@dataclass(frozen=True)
-class QARow:
-    """One row of a SyllabusQA split file, exactly as released (no whitespace stripped)."""
-
-    id: str
-    split: str
-    syllabus_name: str
-    question_type: str
-    question: str
-    answer: str
-    spans: tuple[str, ...]  # by column: "" marks an empty cell before a filled one
-    steps: tuple[str, ...]
-    source: str  # "train.csv line 42", for messages
-
-
-def _split_dir(root: Path) -> Path:
-    for candidate in (root / "data" / "dataset_split", root / "dataset_split"):
-        if candidate.is_dir():
-            return candidate
-    raise ImportDataError(root, "no data/dataset_split/ folder (expected the SyllabusQA release layout)")
-
-
 def _syllabi_dir(root: Path) -> Path:
     candidate = root / "syllabi" / "syllabi_redacted"
     if not (candidate / "text").is_dir():
@@ -85,79 +57,6 @@ def _syllabi_dir(root: Path) -> Path:
             root, "no syllabi/syllabi_redacted/text/ folder (expected the SyllabusQA layout)"
         )
     return candidate
-
-
-def read_qa_rows(root: Path) -> list[QARow]:
-    """Read and validate every QA row of the three split CSVs.
-
-    Raises:
-        ImportDataError: for a missing file or column, an unknown question type, an empty id or
-            question, or an id repeated anywhere in the release.
-    """
-    split_dir = _split_dir(root)
-    rows: list[QARow] = []
-    seen: dict[str, str] = {}
-    for split in SPLITS:
-        path = split_dir / f"{split}.csv"
-        if not path.is_file():
-            raise ImportDataError(path, "file not found")
-        with path.open(newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-            if missing:
-                raise ImportDataError(path, f"missing column(s) {', '.join(missing)}", line=1)
-            start_line = reader.line_num + 1
-            for record in reader:
-                where = f"{path.name} line {start_line}"
-                line = start_line
-                start_line = reader.line_num + 1
-                rows.append(_parse_row(record, split, path, line, where, seen))
-    return rows
-
-
-def _parse_row(record: dict, split: str, path: Path, line: int, where: str, seen: dict[str, str]) -> QARow:
-    row_id = (record["id"] or "").strip()
-    if not row_id:
-        raise ImportDataError(path, "empty id", line=line)
-    if row_id in seen:
-        raise ImportDataError(path, f"id '{row_id}' already used at {seen[row_id]}", line=line)
-    seen[row_id] = where
-    question_type = record["question_type"] or ""
-    if question_type not in qt.SYLLABUS_TYPES:
-        raise ImportDataError(
-            path,
-            f"unknown question type '{question_type}' (expected one of: {', '.join(qt.SYLLABUS_TYPES)})",
-            line,
-        )
-    if not (record["question"] or "").strip():
-        raise ImportDataError(path, f"empty question for id '{row_id}'", line=line)
-    if not (record["syllabus_name"] or "").strip():
-        raise ImportDataError(path, f"empty syllabus_name for id '{row_id}'", line=line)
-    spans = _slots(record[f"answer_span_{i}"] for i in range(1, qt.MAX_SPANS + 1))
-    steps = _slots(record[f"reasoning_step_{i}"] for i in range(1, qt.MAX_STEPS + 1))
-    return QARow(
-        id=row_id,
-        split=split,
-        syllabus_name=record["syllabus_name"],
-        question_type=question_type,
-        question=record["question"],
-        answer=record["answer"] or "",
-        spans=spans,
-        steps=steps,
-        source=where,
-    )
-
-
-def _slots(values: Iterable[Optional[str]]) -> tuple[str, ...]:
-    """Cell values by position with trailing empty cells dropped.
-
-    A few released rows leave a middle cell empty and fill a later one; keeping the empty slot keeps
-    every span at its column (``answer_span_3`` stays span 3) so a release round-trips exactly.
-    """
-    cells = [value or "" for value in values]
-    while cells and not cells[-1]:
-        cells.pop()
-    return tuple(cells)
 
 
 def read_metadata(root: Path) -> dict[str, dict]:

@@ -23,13 +23,8 @@ from annotation.hashing import file_sha256
 from annotation.importers.documents import DocumentRecord, expand_paths, read_document
 from annotation.importers.errors import ImportDataError
 from annotation.importers.mcq import MCQRecord
-from annotation.importers.syllabusqa import (
-    KnownPages,
-    QARow,
-    SyllabusRecord,
-    read_qa_rows,
-    read_syllabi,
-)
+from annotation.importers.syllabusqa import KnownPages, SyllabusRecord, read_syllabi
+from annotation.importers.syllabusqa_csv import QARow, read_qa_rows
 from annotation.models import (
     AnswerSpan,
     Corpus,

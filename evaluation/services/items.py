@@ -7,13 +7,14 @@ is looked up among imported documents, as ``run_qc`` does, so the syllabi must b
 
 from __future__ import annotations
 
-import csv
 import json
 import logging
 from pathlib import Path
 from typing import Any, Optional
 
-from annotation.question_types import MAX_STEPS, SPLITS
+from annotation.importers.errors import ImportDataError
+from annotation.importers.syllabusqa_csv import QA_COLUMNS, read_split_csv
+from annotation.question_types import SPLITS
 from evaluation.schema import QAItem
 
 logger = logging.getLogger(__name__)
@@ -43,27 +44,31 @@ def read_split_rows(release_dir: Path, split: str) -> list[dict[str, Any]]:
         One dict per row: id, syllabus_name, question_type, question, answer, reasoning_steps.
 
     Raises:
-        BenchmarkInputError: unknown split, no file for it (e.g. an MCQ release), or a missing column
-            (names the file and the column).
+        BenchmarkInputError: unknown split, no file for it (e.g. an MCQ release), a missing column
+            (names the file and the column), or a CSV that is not UTF-8 or not CSV (names the line).
     """
     if split not in SPLITS:
         raise BenchmarkInputError(f"split '{split}': choose from {', '.join(SPLITS)}")
     csv_path, jsonl_path = release_dir / f"{split}.csv", release_dir / f"{split}.jsonl"
-    required = ("id", "syllabus_name", "question_type", "question", "answer")
-    rows: list[dict[str, Any]] = []
     if csv_path.is_file():
-        with csv_path.open(encoding="utf-8", newline="") as handle:
-            reader = csv.DictReader(handle)
-            missing = [c for c in required if c not in (reader.fieldnames or [])]
-            if missing:
-                raise BenchmarkInputError(f"{csv_path}: missing column(s) {', '.join(missing)}")
-            for row in reader:
-                steps = [row.get(f"reasoning_step_{i}") or "" for i in range(1, MAX_STEPS + 1)]
-                rows.append(
-                    {**{c: row[c] or "" for c in required}, "reasoning_steps": [s for s in steps if s]}
-                )
-        return rows
+        try:
+            qa_rows = read_split_csv(csv_path, columns=QA_COLUMNS)
+        except ImportDataError as error:
+            where = f"{csv_path} line {error.line}" if error.line else str(csv_path)
+            raise BenchmarkInputError(f"{where}: {error.problem}") from error
+        return [
+            {
+                "id": row.id,
+                "syllabus_name": row.syllabus_name,
+                "question_type": row.question_type,
+                "question": row.question,
+                "answer": row.answer,
+                "reasoning_steps": [step for step in row.steps if step],
+            }
+            for row in qa_rows
+        ]
     if jsonl_path.is_file():
+        rows: list[dict[str, Any]] = []
         with jsonl_path.open(encoding="utf-8") as handle:
             for line_no, line in enumerate(handle, start=1):
                 if not line.strip():
@@ -74,14 +79,14 @@ def read_split_rows(release_dir: Path, split: str) -> list[dict[str, Any]]:
                     raise BenchmarkInputError(
                         f"{jsonl_path} line {line_no}: not JSON ({error.msg})"
                     ) from error
-                missing = [c for c in required if c not in data]
+                missing = [c for c in QA_COLUMNS if c not in data]
                 if missing:
                     raise BenchmarkInputError(
                         f"{jsonl_path} line {line_no}: missing field(s) {', '.join(missing)}"
                     )
                 rows.append(
                     {
-                        **{c: data[c] or "" for c in required},
+                        **{c: data[c] or "" for c in QA_COLUMNS},
                         "reasoning_steps": [s for s in data.get("reasoning_steps") or [] if s],
                     }
                 )

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from annotation.importers.syllabusqa_csv import read_split_csv, split_dir
 from exports.card import CardInputs
 from exports.models import Release
-from exports.records import QARecord, qa_record_from_syllabusqa_row
+from exports.records import QARecord, qa_record_from_qa_row
 from exports.release import build_release
 from exports.services.releases import register_release
 from tests.factories import make_researcher
@@ -25,14 +26,9 @@ SYLLABI = 12
 
 def _records(root: Path) -> list[QARecord]:
     """The val.csv pairs of the first ``SYLLABI`` syllabi (in file order)."""
-    with (root / "data" / "dataset_split" / "val.csv").open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    names = list(dict.fromkeys(r["syllabus_name"] for r in rows))[:SYLLABI]
-    return [
-        qa_record_from_syllabusqa_row(r, where=f"val.csv row {i}")
-        for i, r in enumerate(rows, start=1)
-        if r["syllabus_name"] in names
-    ]
+    rows = read_split_csv(split_dir(root) / "val.csv")
+    names = list(dict.fromkeys(r.syllabus_name for r in rows))[:SYLLABI]
+    return [qa_record_from_qa_row(r) for r in rows if r.syllabus_name in names]
 
 
 def _release(records: list[QARecord], out: Path, version: str) -> Release:

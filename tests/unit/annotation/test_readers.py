@@ -10,7 +10,8 @@ import pytest
 from annotation.importers.documents import read_document, split_paragraphs
 from annotation.importers.errors import ImportDataError
 from annotation.importers.mcq import read_arc, read_sciq
-from annotation.importers.syllabusqa import COLUMNS, read_qa_rows, read_syllabi
+from annotation.importers.syllabusqa import read_syllabi
+from annotation.importers.syllabusqa_csv import COLUMNS, QA_COLUMNS, read_qa_rows, read_split_csv
 
 
 def _mini_release(tmp_path: Path, rows: list[dict], syllabus_text: bytes = b"Office hours\rMonday") -> Path:
@@ -65,6 +66,40 @@ def test_read_qa_rows__duplicate_id(tmp_path: Path) -> None:
     root = _mini_release(tmp_path, [_row(), _row()])
     with pytest.raises(ImportDataError, match=r"id 'q1' already used at train.csv line 2"):
         read_qa_rows(root)
+
+
+def test_read_qa_rows__not_utf8_names_file_and_line(tmp_path: Path) -> None:
+    root = _mini_release(tmp_path, [_row(), _row(id="q2", question="Caf\u00e9 hours?")])
+    path = root / "data" / "dataset_split" / "train.csv"
+    path.write_bytes(path.read_bytes().replace("\u00e9".encode(), "\u00e9".encode("mac_roman")))
+    with pytest.raises(ImportDataError, match=r"train.csv line 3: not UTF-8 \(byte 0x8e\)"):
+        read_qa_rows(root)
+
+
+def test_read_qa_rows__malformed_csv_names_file_and_line(tmp_path: Path) -> None:
+    root = _mini_release(tmp_path, [_row(), _row(id="q2", question="When?" * 30_000)])
+    with pytest.raises(ImportDataError, match=r"train.csv line 3: malformed CSV \(field larger than"):
+        read_qa_rows(root)
+
+
+def test_read_split_csv__rows_in_file_order_with_start_lines(tmp_path: Path) -> None:
+    root = _mini_release(
+        tmp_path,
+        [_row(question="Two\nlines?", answer_span_3="Monday"), _row(id=" q2 ", reasoning_step_1="As said")],
+    )
+    first, second = read_split_csv(root / "data" / "dataset_split" / "train.csv")
+    assert (first.split, first.line, first.source) == ("train", 2, "train.csv line 2")
+    assert first.spans == ("Monday", "", "Monday") and first.steps == ()
+    assert (second.id, second.line, second.steps) == ("q2", 4, ("As said",))
+
+
+def test_read_split_csv__short_row_and_fewer_columns_read_as_empty(tmp_path: Path) -> None:
+    path = tmp_path / "test.csv"
+    path.write_text("id,syllabus_name,question_type,question,answer\nq1,bio,yes/no\n", encoding="utf-8")
+    with pytest.raises(ImportDataError, match=r"test.csv line 1: missing column\(s\) answer_span_1"):
+        read_split_csv(path)
+    (row,) = read_split_csv(path, columns=QA_COLUMNS)
+    assert (row.question, row.answer, row.spans, row.steps) == ("", "", (), ())
 
 
 def test_read_syllabi__missing_file(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from annotation.importers.syllabusqa import read_qa_rows
+from annotation.importers.syllabusqa_csv import read_qa_rows
 from annotation.textnorm import decode_mac_roman
 from evaluation.baselines import SnippetRetriever, SystemOptions, run_system, system_messages
 from evaluation.llm import HFCausalLMBackend

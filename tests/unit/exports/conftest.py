@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from exports.records import MCQRecord, QARecord, mcq_record_from_sciq_item, qa_record_from_syllabusqa_row
+from annotation.importers.syllabusqa_csv import QARow, read_split_csv, split_dir
+from annotation.question_types import SPLITS
+from exports.records import MCQRecord, QARecord, mcq_record_from_sciq_item, qa_record_from_qa_row
 from exports.statistics import DocumentInfo, count_tokens
 
-SYLLABUSQA_SPLITS = ("train", "val", "test")
 SCIQ_FILES = (("train", "train.json"), ("val", "valid.json"), ("test", "test.json"))
 
 # Public office contacts quoted in the real SyllabusQA answers (university help lines), reviewed and
@@ -45,12 +46,9 @@ SYLLABUSQA_PUBLIC_CONTACTS = SYLLABUSQA_QA_CONTACTS + SYLLABI_TEXT_CONTACTS
 
 
 @functools.lru_cache(maxsize=2)
-def _syllabusqa_rows(root: Path) -> dict[str, tuple[dict[str, str], ...]]:
-    rows = {}
-    for split in SYLLABUSQA_SPLITS:
-        with (root / "data" / "dataset_split" / f"{split}.csv").open(encoding="utf-8", newline="") as handle:
-            rows[split] = tuple(csv.DictReader(handle))
-    return rows
+def _syllabusqa_rows(root: Path) -> dict[str, tuple[QARow, ...]]:
+    folder = split_dir(root)
+    return {split: tuple(read_split_csv(folder / f"{split}.csv")) for split in SPLITS}
 
 
 @functools.lru_cache(maxsize=2)
@@ -83,19 +81,15 @@ def syllabusqa_root(shared_data: Callable[[str], Path]) -> Path:
 
 
 @pytest.fixture
-def syllabusqa_rows(syllabusqa_root: Path) -> dict[str, tuple[dict[str, str], ...]]:
-    """split -> the original CSV rows (dicts of the 15 columns), in file order."""
+def syllabusqa_rows(syllabusqa_root: Path) -> dict[str, tuple[QARow, ...]]:
+    """split -> the rows of the original split CSV, in file order."""
     return _syllabusqa_rows(syllabusqa_root)
 
 
 @pytest.fixture
-def syllabusqa_records(syllabusqa_rows: dict[str, tuple[dict[str, str], ...]]) -> list[QARecord]:
+def syllabusqa_records(syllabusqa_rows: dict[str, tuple[QARow, ...]]) -> list[QARecord]:
     """All 5,078 real SyllabusQA QA pairs as records."""
-    return [
-        qa_record_from_syllabusqa_row(row, where=f"{split}.csv row {i}")
-        for split in SYLLABUSQA_SPLITS
-        for i, row in enumerate(syllabusqa_rows[split], start=1)
-    ]
+    return [qa_record_from_qa_row(row) for split in SPLITS for row in syllabusqa_rows[split]]
 
 
 @pytest.fixture

@@ -6,56 +6,52 @@ import csv
 
 import pytest
 
+from annotation.importers.syllabusqa_csv import COLUMNS, read_split_csv
 from exports.formatters import SyllabusQACsvFormatter
 from exports.records import (
     ANSWER_SOURCES,
-    SYLLABUSQA_COLUMNS,
     MCQRecord,
     QARecord,
     RecordError,
     mcq_record_from_sciq_item,
-    qa_record_from_syllabusqa_row,
+    qa_record_from_qa_row,
     record_kind,
 )
 from exports.writers import CsvWriter
 
 
-def test_qa_record_from_syllabusqa_row__round_trip_of_real_csvs_is_identical(
+def test_qa_record_from_qa_row__round_trip_of_real_csvs_is_identical(
     syllabusqa_root, syllabusqa_rows, tmp_path
 ):
     total = 0
     for split, rows in syllabusqa_rows.items():
-        records = [qa_record_from_syllabusqa_row(row) for row in rows]
+        records = [qa_record_from_qa_row(row) for row in rows]
         out = tmp_path / f"{split}.csv"
         CsvWriter().write(SyllabusQACsvFormatter().format(records), out)
+        original = syllabusqa_root / "data" / "dataset_split" / f"{split}.csv"
         with out.open(encoding="utf-8", newline="") as handle:
             written = list(csv.DictReader(handle))
-        assert [r["id"] for r in written] == [r["id"] for r in rows]
-        assert written == [dict(r) for r in rows]
-        original = syllabusqa_root / "data" / "dataset_split" / f"{split}.csv"
+        with original.open(encoding="utf-8", newline="") as handle:
+            expected = list(csv.DictReader(handle))
+        assert [r["id"] for r in written] == [r.id for r in rows]
+        assert written == expected
         assert out.read_bytes() == original.read_bytes()
         total += len(written)
     assert total == 5078
 
 
-def test_qa_record_from_syllabusqa_row__keeps_interior_empty_slot():
-    row = dict.fromkeys(SYLLABUSQA_COLUMNS, "")
+def test_qa_record_from_qa_row__keeps_interior_empty_slot(tmp_path):
+    row = dict.fromkeys(COLUMNS, "")
     row.update(id="x", syllabus_name="s", question_type="multi factual", answer_span_1="a", answer_span_3="c")
-    record = qa_record_from_syllabusqa_row(row)
+    path = tmp_path / "train.csv"
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerow(row)
+    (qa_row,) = read_split_csv(path)
+    record = qa_record_from_qa_row(qa_row)
     assert record.answer_spans == ("a", "", "c")
     assert record.to_syllabusqa_row() == row
-
-
-def test_qa_record_from_syllabusqa_row__json_nulls_read_as_empty():
-    row = {c: None for c in SYLLABUSQA_COLUMNS}
-    row.update(id="x", syllabus_name="s", question_type="no answer", question="q?", answer="No")
-    record = qa_record_from_syllabusqa_row(row)
-    assert record.answer_spans == () and record.reasoning_steps == ()
-
-
-def test_qa_record_from_syllabusqa_row__missing_column_names_row():
-    with pytest.raises(RecordError, match="train.csv line 7: missing column"):
-        qa_record_from_syllabusqa_row({"id": "x"}, where="train.csv line 7")
 
 
 def test_qarecord__too_many_spans_raises(make_qa):

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from annotation.importers.syllabusqa_csv import read_split_csv, split_dir
 from filters.qc_syllabusqa import (
     NO_ANSWER,
     SyllabusQAOptions,
@@ -180,12 +180,11 @@ def test_check_pairs__annotator_cap_exceeded() -> None:
 
 def test_check_pairs__real_syllabusqa_slice(shared_data: Callable[[str], Path]) -> None:
     root = shared_data("syllabusqa")
-    with (root / "data" / "dataset_split" / "val.csv").open(encoding="utf-8", newline="") as f:
-        rows = list(csv.DictReader(f))[:120]
-    names = {r["syllabus_name"] for r in rows}
+    rows = read_split_csv(split_dir(root) / "val.csv")[:120]
+    names = {r.syllabus_name for r in rows}
     text_dir = root / "syllabi" / "syllabi_redacted" / "text_utf8"
     documents = {n: (text_dir / f"{n}.txt").read_text(encoding="utf-8") for n in names}
-    pairs = [SyllabusQAPair.from_release_row(r) for r in rows]
+    pairs = [SyllabusQAPair.from_qa_row(r) for r in rows]
     results = check_pairs(pairs, documents)
     # The release already enforces counts and normalised answers, so those checks must stay quiet.
     quiet = {
