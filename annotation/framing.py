@@ -12,17 +12,16 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpResponse
 
-from crowd.providers.arrival import MTURK_FRAME_ORIGINS, origin_of
+from crowd.providers.factory import config_from
+from crowd.providers.traits import framing_origins
 
 
 def frame_ancestors() -> str:
-    """The CSP ``frame-ancestors`` value of HIT pages."""
-    from annotation.services.admission import mturk_test_origins
-
-    extra = [origin_of(o) for o in mturk_test_origins() if origin_of(o)]
-    return " ".join(["'self'", *MTURK_FRAME_ORIGINS, *extra])
+    """The CSP ``frame-ancestors`` value of HIT pages: crowdqa and the platforms that frame them."""
+    return " ".join(["'self'", *framing_origins(config_from(settings))])
 
 
 def mturk_frameable(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

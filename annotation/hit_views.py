@@ -33,6 +33,7 @@ from annotation.permissions import can_view
 from annotation.services import admission, assigning
 from crowd.models import Consent
 from crowd.providers.arrival import Finished
+from crowd.providers.factory import config_from
 from crowd.providers.traits import completion_for, traits_for
 
 logger = logging.getLogger(__name__)
@@ -216,9 +217,8 @@ def _after_submit(request: HttpRequest, assignment: Assignment) -> HttpResponse:
         submit_to=assignment.platform_meta.get("turk_submit_to", ""),
         assignment_ref=assignment.platform_ref,
         completion_code=assignment.hit.batch.options.get("completion_code", ""),
-        test_origins=admission.mturk_test_origins(),
     )
-    completion = completion_for(assignment.worker.platform, finished)
+    completion = completion_for(assignment.worker.platform, finished, config_from(settings))
     if completion is None:
         return _message(request, "Thank you!", "Your answers are saved.", next_url="worker:home")
     if completion.post_to:

@@ -23,17 +23,18 @@ The rule (DESIGN.md, "Admission and identity"):
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from django.conf import settings
 from django.db.models import Q
 
 from annotation.hits import handler_for
 from annotation.models import HIT, Assignment, Batch, QAPair
 from crowd.models import Invite, Worker
 from crowd.providers.arrival import Arrival, ArrivalError
+from crowd.providers.factory import config_from
 from crowd.providers.traits import parse_arrival, traits_for
 
 
@@ -141,15 +142,6 @@ class Admission:
     assignment: Optional[Assignment] = None
 
 
-def mturk_test_origins() -> tuple[str, ...]:
-    """Extra externalSubmit origins: the configured MTurk endpoint (a local fake in tests) and settings."""
-    from django.conf import settings
-
-    extra = [o for o in getattr(settings, "MTURK_EXTRA_SUBMIT_ORIGINS", ()) if o]
-    endpoint = os.environ.get("AWS_ENDPOINT_URL_MTURK", "")
-    return (*extra, endpoint) if endpoint else tuple(extra)
-
-
 def parse(params: Mapping[str, str]) -> Optional[Arrival]:
     """The platform arrival in ``params`` (None when there is none).
 
@@ -157,7 +149,7 @@ def parse(params: Mapping[str, str]) -> Optional[Arrival]:
         Refused: 400, for incomplete or malformed parameters (the message names the parameter).
     """
     try:
-        return parse_arrival(params, mturk_test_origins())
+        return parse_arrival(params, config_from(settings))
     except ArrivalError as exc:
         raise Refused(f"{exc}. Please open the HIT again from the platform.", status=400) from exc
 

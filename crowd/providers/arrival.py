@@ -140,13 +140,11 @@ class Finished:
         submit_to: MTurk's externalSubmit URL recorded at arrival ("" elsewhere).
         assignment_ref: the platform's assignment id.
         completion_code: the batch's Prolific completion code ("" elsewhere).
-        test_origins: extra origins accepted as ``turkSubmitTo`` (a local fake).
     """
 
     submit_to: str = ""
     assignment_ref: str = ""
     completion_code: str = ""
-    test_origins: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ class FakeProvider(CrowdProvider):
     returns_on_platform = False
     min_rejection_chars = 0
     bonus_record_readable = False
+    frame_origins = ()
 
     def __init__(self) -> None:
         self.sandbox = True

@@ -9,21 +9,28 @@ building a client, so HIT pages ask the same object the Celery tasks use and nev
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import ClassVar, Optional
+import os
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar, Optional
 
 from annotation.platforms import Platform
 from crowd.providers.arrival import (
+    MTURK_FRAME_ORIGINS,
     PREVIEW_ASSIGNMENT_ID,
     Arrival,
     ArrivalError,
     Completion,
     Finished,
     external_submit_url,
+    origin_of,
     required_parameter,
     required_url_parameter,
 )
 from crowd.providers.errors import ProviderConfigError
+
+NO_CONFIG: Mapping[str, Any] = MappingProxyType({})
+"""No provider settings: no stand-in origins (the platforms' own sites only)."""
 
 
 class PlatformTraits:
@@ -45,6 +52,7 @@ class PlatformTraits:
             cannot be listed again.
         returns_on_platform: the worker gives a HIT back on the platform's own site (MTurk), not here.
         min_rejection_chars: the shortest rejection message the platform takes (0: any non-empty one).
+        frame_origins: the platform's sites that show a HIT page in their iframe.
         bonus_record_readable: the platform keeps a record of bonuses crowdqa can read to settle a
             payment whose answer was lost (``CrowdProvider.bonuses_on_record``).
     """
@@ -58,12 +66,23 @@ class PlatformTraits:
     returns_on_platform: ClassVar[bool] = False
     min_rejection_chars: ClassVar[int] = 0
     bonus_record_readable: ClassVar[bool] = False
+    frame_origins: ClassVar[tuple[str, ...]] = ()
     do_not_call_in_templates: ClassVar[bool] = True
     """Templates read the traits class's attributes; Django must not instantiate it."""
 
     @classmethod
-    def read_arrival(cls, params: Mapping[str, str], test_origins: Iterable[str] = ()) -> Optional[Arrival]:
+    def stand_in_origins(cls, config: Mapping[str, Any]) -> tuple[str, ...]:
+        """Origins of a configured local stand-in for the platform (a fake server in tests, the demo),
+        trusted as the platform's own sites are."""
+        return ()
+
+    @classmethod
+    def read_arrival(cls, params: Mapping[str, str], config: Mapping[str, Any]) -> Optional[Arrival]:
         """The arrival this platform's URL parameters describe; None when they are not this platform's.
+
+        Args:
+            params: the query parameters.
+            config: the provider settings (``crowd.providers.factory.config_from``).
 
         Raises:
             ArrivalError: the platform's parameters are present but incomplete or malformed.
@@ -71,7 +90,7 @@ class PlatformTraits:
         return None
 
     @classmethod
-    def completion(cls, finished: Finished) -> Optional[Completion]:
+    def completion(cls, finished: Finished, config: Mapping[str, Any]) -> Optional[Completion]:
         """Where a worker goes once their submission is stored; None: crowdqa thanks them itself."""
         return None
 
@@ -85,9 +104,18 @@ class MTurkTraits(PlatformTraits):
     stop_is_final = True
     returns_on_platform = True
     bonus_record_readable = True
+    frame_origins = MTURK_FRAME_ORIGINS
 
     @classmethod
-    def read_arrival(cls, params: Mapping[str, str], test_origins: Iterable[str] = ()) -> Optional[Arrival]:
+    def stand_in_origins(cls, config: Mapping[str, Any]) -> tuple[str, ...]:
+        """``MTURK_EXTRA_SUBMIT_ORIGINS`` and the host of ``AWS_ENDPOINT_URL_MTURK`` (boto3 reads that
+        variable from the environment, so the pages trust the server the client talks to)."""
+        extra = [o for o in config.get("MTURK_EXTRA_SUBMIT_ORIGINS", ()) if o]
+        endpoint = os.environ.get("AWS_ENDPOINT_URL_MTURK", "")
+        return (*extra, endpoint) if endpoint else tuple(extra)
+
+    @classmethod
+    def read_arrival(cls, params: Mapping[str, str], config: Mapping[str, Any]) -> Optional[Arrival]:
         """MTurk opens the HIT with ``assignmentId``, ``hitId``, ``workerId`` and ``turkSubmitTo``.
 
         ``assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE`` is a preview, which names no worker.
@@ -98,7 +126,8 @@ class MTurkTraits(PlatformTraits):
         hit_id = required_parameter(params, "hitId")
         if assignment_id == PREVIEW_ASSIGNMENT_ID:
             return Arrival(Platform.MTURK, "", assignment_id, hit_id, preview=True)
-        submit_to = external_submit_url(required_url_parameter(params, "turkSubmitTo"), test_origins)
+        turk_submit_to = required_url_parameter(params, "turkSubmitTo")
+        submit_to = external_submit_url(turk_submit_to, cls.stand_in_origins(config))
         return Arrival(
             Platform.MTURK,
             required_parameter(params, "workerId"),
@@ -109,14 +138,14 @@ class MTurkTraits(PlatformTraits):
         )
 
     @classmethod
-    def completion(cls, finished: Finished) -> Optional[Completion]:
+    def completion(cls, finished: Finished, config: Mapping[str, Any]) -> Optional[Completion]:
         """Post the assignment id to the stored ``turkSubmitTo``, checked again against MTurk's hosts.
 
         An assignment recorded before the allow-list (or edited by hand) can never make the page post to
         another site.
         """
         try:
-            target = external_submit_url(finished.submit_to, finished.test_origins)
+            target = external_submit_url(finished.submit_to, cls.stand_in_origins(config))
         except ArrivalError:
             return Completion(
                 problem="Your answers are saved, but this HIT was not opened from MTurk's site, so it cannot "
@@ -134,7 +163,7 @@ class ProlificTraits(PlatformTraits):
     min_rejection_chars = 100
 
     @classmethod
-    def read_arrival(cls, params: Mapping[str, str], test_origins: Iterable[str] = ()) -> Optional[Arrival]:
+    def read_arrival(cls, params: Mapping[str, str], config: Mapping[str, Any]) -> Optional[Arrival]:
         """Prolific opens the study URL with ``PROLIFIC_PID``, ``STUDY_ID`` and ``SESSION_ID``."""
         if "PROLIFIC_PID" not in params:
             return None
@@ -148,7 +177,7 @@ class ProlificTraits(PlatformTraits):
         )
 
     @classmethod
-    def completion(cls, finished: Finished) -> Optional[Completion]:
+    def completion(cls, finished: Finished, config: Mapping[str, Any]) -> Optional[Completion]:
         """Redirect to Prolific's completion URL with the study's completion code."""
         if not finished.completion_code:
             return Completion(
@@ -200,23 +229,34 @@ def hosted_platforms() -> tuple[str, ...]:
     return tuple(name for name, traits in _TRAITS.items() if not traits.external)
 
 
-def parse_arrival(params: Mapping[str, str], test_origins: Iterable[str] = ()) -> Optional[Arrival]:
+def parse_arrival(params: Mapping[str, str], config: Mapping[str, Any] = NO_CONFIG) -> Optional[Arrival]:
     """The platform arrival in query parameters; None when no platform sent one.
 
     Args:
         params: the query parameters.
-        test_origins: extra ``scheme://host[:port]`` origins accepted as ``turkSubmitTo`` (a local fake).
+        config: the provider settings (``crowd.providers.factory.config_from``): stand-in origins.
 
     Raises:
         ArrivalError: a platform's parameters are present but incomplete or malformed.
     """
     for traits in ARRIVING:
-        arrival = traits.read_arrival(params, test_origins)
+        arrival = traits.read_arrival(params, config)
         if arrival is not None:
             return arrival
     return None
 
 
-def completion_for(platform: str, finished: Finished) -> Optional[Completion]:
+def completion_for(
+    platform: str, finished: Finished, config: Mapping[str, Any] = NO_CONFIG
+) -> Optional[Completion]:
     """The completion step of ``platform`` for a stored submission (None: crowdqa thanks the worker)."""
-    return traits_for(platform).completion(finished)
+    return traits_for(platform).completion(finished, config)
+
+
+def framing_origins(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The origins that may show HIT pages in a frame: each arriving platform's sites and stand-ins."""
+    origins: list[str] = []
+    for traits in ARRIVING:
+        origins.extend(traits.frame_origins)
+        origins.extend(origin_of(o) for o in traits.stand_in_origins(config) if origin_of(o))
+    return tuple(origins)

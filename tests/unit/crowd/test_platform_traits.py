@@ -5,12 +5,19 @@ from __future__ import annotations
 import pytest
 
 from annotation.platforms import Platform
-from crowd.providers.arrival import Finished
+from crowd.providers.arrival import MTURK_FRAME_ORIGINS, ArrivalError, Finished
 from crowd.providers.errors import ProviderConfigError
 from crowd.providers.fake import FakeProvider
 from crowd.providers.mturk import MTurkProvider
 from crowd.providers.prolific import ProlificProvider
-from crowd.providers.traits import PlatformTraits, completion_for, hosted_platforms, traits_for
+from crowd.providers.traits import (
+    PlatformTraits,
+    completion_for,
+    framing_origins,
+    hosted_platforms,
+    parse_arrival,
+    traits_for,
+)
 
 #: Every trait a platform decides (the class attributes of ``PlatformTraits`` but plumbing).
 TRAITS = sorted(
@@ -58,3 +65,22 @@ def test_completion_for__each_platform_sends_its_workers_back_its_own_way() -> N
     assert completion_for("local", Finished()) is None and completion_for("fake", Finished()) is None
     evil = completion_for("mturk", Finished(submit_to="https://evil.example", assignment_ref="A1"))
     assert evil is not None and not evil.post_to and "MTurk" in evil.problem
+
+
+MTURK_ARRIVAL = {"assignmentId": "A1", "hitId": "H1", "workerId": "W1", "turkSubmitTo": "http://127.0.0.1:5"}
+
+
+def test_stand_in_origins__a_configured_mturk_stand_in_is_trusted_like_mturk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("AWS_ENDPOINT_URL_MTURK", raising=False)
+    with pytest.raises(ArrivalError, match="turkSubmitTo must be MTurk's worker site"):
+        parse_arrival(MTURK_ARRIVAL)
+    config = {"MTURK_EXTRA_SUBMIT_ORIGINS": ["http://127.0.0.1:5"]}
+    arrival = parse_arrival(MTURK_ARRIVAL, config)
+    assert arrival is not None and arrival.submit_to == "http://127.0.0.1:5/mturk/externalSubmit"
+    done = completion_for("mturk", Finished(submit_to=arrival.submit_to, assignment_ref="A1"), config)
+    assert done is not None and done.post_to == arrival.submit_to
+    assert framing_origins({}) == MTURK_FRAME_ORIGINS
+    monkeypatch.setenv("AWS_ENDPOINT_URL_MTURK", "http://127.0.0.1:7/")
+    assert framing_origins(config) == (*MTURK_FRAME_ORIGINS, "http://127.0.0.1:5", "http://127.0.0.1:7")
