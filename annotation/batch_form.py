@@ -26,7 +26,7 @@ STAGE1_KINDS = kinds_where(lambda h: h.stage2_kind is not None)
 """Kinds whose approved questions a stage-2 batch validates: the choices of a stage-2 batch's parent."""
 QUALIFYING_KINDS = kinds_where(lambda h: h.qualifies_workers)
 """Kinds whose approved workers a new batch may require (screening)."""
-SPLITS = [(split, split) for split in reversed(qt.SPLITS)]  # test first: the usual choice
+SPLIT_CHOICES = [(split, split) for split in reversed(qt.SPLITS)]  # test first: the usual choice
 MAX_DOCUMENT_NAMES = 500
 
 
@@ -74,7 +74,7 @@ class NewBatchForm(forms.Form):
         required=False,
         help_text="Expert batches: the release whose questions the expert answers.",
     )
-    split = forms.ChoiceField(label="Release split", choices=SPLITS, initial="test", required=False)
+    split = forms.ChoiceField(label="Release split", choices=SPLIT_CHOICES, initial="test", required=False)
     sample = forms.IntegerField(
         label="Questions sampled", min_value=1, max_value=100000, required=False, help_text="Expert batches."
     )

@@ -28,7 +28,6 @@ from exports.release import load_index
 
 logger = logging.getLogger(__name__)
 
-SPLITS = qt.SPLITS
 _CROWD_PREFIX = "crowdqa-"
 DEFAULT_TIME_LIMIT_MINUTES = 240
 """One assignment is one question, but the expert may keep a HIT open while reading a long syllabus."""
@@ -51,8 +50,8 @@ def sample_item_ids(release_dir: Path, split: str, sample: int, seed: int) -> li
         ExpertBatchError: a bad split or sample size, or an empty split.
         exports.release.ReleaseError: the release has no index.
     """
-    if split not in SPLITS:
-        raise ExpertBatchError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+    if split not in qt.SPLITS:
+        raise ExpertBatchError(f"unknown split {split!r}; expected one of {', '.join(qt.SPLITS)}")
     if sample < 1:
         raise ExpertBatchError(f"--sample must be at least 1, got {sample}")
     items = load_index(release_dir)["items"]

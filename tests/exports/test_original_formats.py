@@ -16,11 +16,10 @@ import pandas as pd
 import pytest
 from django.core.management import call_command
 
+from annotation.question_types import SPLITS
 from tests.unit.exports.conftest import SYLLABUSQA_PUBLIC_CONTACTS
 
 pytestmark = pytest.mark.django_db
-
-SPLITS = ("train", "val", "test")
 
 
 def _export(*args: str) -> dict:
