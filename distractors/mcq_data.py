@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from annotation.importers.errors import ImportDataError
-from annotation.importers.mcq import ARC_SUBSETS, MCQRecord, read_arc, read_sciq
+from annotation.importers.mcq import ARC_SUBSETS, MCQRow, read_arc, read_sciq
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ class McqQuestion:
     support: str = ""
 
 
-def _question(record: MCQRecord) -> McqQuestion:
+def _question(record: MCQRow) -> McqQuestion:
     return McqQuestion(record.id, record.question, record.answer, record.distractors, record.passage)
 
 

@@ -153,7 +153,8 @@ def qa_record_from_qa_row(row: QARow) -> QARecord:
 
 @dataclass(frozen=True)
 class MCQRecord:
-    """One SciQ-style multiple-choice question.
+    """One SciQ-style multiple-choice question as crowdqa releases it (a source dataset's question, as
+    read for import, is :class:`annotation.importers.mcq.MCQRow`).
 
     Attributes:
         id: stable item id.

@@ -1,6 +1,6 @@
 """Readers of multiple-choice science datasets: SciQ (JSON) and ARC (JSONL).
 
-Both become :class:`MCQRecord`: a question, its correct answer, its distractors in release order and,
+Both become :class:`MCQRow`: a question, its correct answer, its distractors in release order and,
 for SciQ, the supporting passage (1,427 SciQ questions have none: the text could not be released).
 """
 
@@ -19,8 +19,13 @@ ARC_SPLITS = (("train", "Train"), ("val", "Dev"), ("test", "Test"))
 
 
 @dataclass(frozen=True)
-class MCQRecord:
-    """One multiple-choice question from a release."""
+class MCQRow:
+    """One multiple-choice question as a source dataset (SciQ, ARC) releases it: the importers' input.
+
+    Like :class:`~annotation.importers.syllabusqa_csv.QARow` for SyllabusQA, it is what a published file
+    says, split included; what crowdqa releases is :class:`exports.records.MCQRecord` (a grouping key
+    and a worker pseudonym, no source split).
+    """
 
     id: str
     split: str
@@ -31,7 +36,7 @@ class MCQRecord:
     metadata: dict = field(default_factory=dict)
 
 
-def read_sciq(root: Path, splits: tuple[str, ...] = ("train", "val", "test")) -> list[MCQRecord]:
+def read_sciq(root: Path, splits: tuple[str, ...] = ("train", "val", "test")) -> list[MCQRow]:
     """Read SciQ's ``train.json``, ``valid.json`` and ``test.json`` (or the ``splits`` named).
 
     SciQ has no ids, so each record's id is ``sciq-<split>-<index>`` (stable for the official files).
@@ -39,7 +44,7 @@ def read_sciq(root: Path, splits: tuple[str, ...] = ("train", "val", "test")) ->
     Raises:
         ImportDataError: for a missing file, invalid JSON, or a record lacking a field.
     """
-    records: list[MCQRecord] = []
+    records: list[MCQRow] = []
     for split, filename in SCIQ_FILES:
         if split not in splits:
             continue
@@ -59,7 +64,7 @@ def read_sciq(root: Path, splits: tuple[str, ...] = ("train", "val", "test")) ->
             if not item["question"].strip() or not item["correct_answer"].strip():
                 raise ImportDataError(path, f"record {index}: empty question or correct_answer")
             records.append(
-                MCQRecord(
+                MCQRow(
                     id=f"sciq-{split}-{index}",
                     split=split,
                     question=item["question"],
@@ -86,13 +91,13 @@ def _arc_files(
 
 def read_arc(
     root: Path, subsets: tuple[str, ...] = ARC_SUBSETS, splits: tuple[str, ...] = ("train", "val", "test")
-) -> list[MCQRecord]:
+) -> list[MCQRow]:
     """Read ARC-Easy and ARC-Challenge JSONL files (7,787 real grade-school exam questions).
 
     Raises:
         ImportDataError: for a missing file, invalid JSON, or an answer key not among the choices.
     """
-    records: list[MCQRecord] = []
+    records: list[MCQRow] = []
     for subset, split, path in _arc_files(root, subsets, splits):
         if not path.is_file():
             raise ImportDataError(path, "file not found")
@@ -115,7 +120,7 @@ def read_arc(
                     )
                 answer = next(c["text"] for c in choices if c["label"] == key)
                 records.append(
-                    MCQRecord(
+                    MCQRow(
                         id=qid,
                         split=split,
                         question=stem,

@@ -22,7 +22,7 @@ from annotation import question_types as qt
 from annotation.hashing import file_sha256
 from annotation.importers.documents import DocumentRecord, expand_paths, read_document
 from annotation.importers.errors import ImportDataError
-from annotation.importers.mcq import MCQRecord
+from annotation.importers.mcq import MCQRow
 from annotation.importers.syllabusqa import KnownPages, SyllabusRecord, read_syllabi
 from annotation.importers.syllabusqa_csv import QARow, read_qa_rows
 from annotation.models import (
@@ -336,7 +336,7 @@ def _write_syllabus_pairs(
 
 
 def import_mcq(
-    records: list[MCQRecord],
+    records: list[MCQRow],
     corpus_name: str,
     corpus_defaults: dict[str, Any],
     progress: Progress = _no_progress,
@@ -414,7 +414,7 @@ def import_mcq(
     return summary
 
 
-def _write_passages(corpus: Corpus, records: list[MCQRecord], summary: ImportSummary) -> dict[str, Passage]:
+def _write_passages(corpus: Corpus, records: list[MCQRow], summary: ImportSummary) -> dict[str, Passage]:
     passages = {p.text_sha256: p for p in corpus.passages.all()}
     new: list[Passage] = []
     position = max((p.position for p in passages.values()), default=-1) + 1

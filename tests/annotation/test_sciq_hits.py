@@ -15,7 +15,7 @@ from django.test import Client
 
 from annotation import hit_links
 from annotation.hits.sciq_question import PassageTaken, SciQQuestionHandler
-from annotation.importers.mcq import MCQRecord, read_sciq
+from annotation.importers.mcq import MCQRow, read_sciq
 from annotation.models import (
     HIT,
     Assignment,
@@ -39,7 +39,7 @@ pytestmark = pytest.mark.django_db
 CORPUS = "sciq"
 
 
-def usable_records(root: Path, count: int) -> list[MCQRecord]:
+def usable_records(root: Path, count: int) -> list[MCQRow]:
     """The first ``count`` SciQ validation records with a short passage and a question that passes QC.
 
     Their passages become the HIT passages; their real question and answer are what the test workers
@@ -58,7 +58,7 @@ def usable_records(root: Path, count: int) -> list[MCQRecord]:
     return chosen
 
 
-def load_passages(root: Path, count: int) -> dict[str, MCQRecord]:
+def load_passages(root: Path, count: int) -> dict[str, MCQRow]:
     """Accepted passages in corpus ``sciq``; returns passage text -> its SciQ record."""
     records = usable_records(root, count)
     corpus = Corpus.objects.create(name=CORPUS, kind=Corpus.Kind.TEXTBOOK)
@@ -74,7 +74,7 @@ def load_passages(root: Path, count: int) -> dict[str, MCQRecord]:
 
 
 @pytest.fixture
-def records(shared_data: Callable[[str], Path]) -> dict[str, MCQRecord]:
+def records(shared_data: Callable[[str], Path]) -> dict[str, MCQRow]:
     """Twelve real SciQ passages, accepted by the filter and unused."""
     return load_passages(shared_data("sciq"), 12)
 
@@ -97,7 +97,7 @@ def _first_passage(assignment: Assignment) -> Passage:
 
 
 def _write_question(
-    client: Client, batch: Batch, worker: Worker, records: dict[str, MCQRecord], question: str = ""
+    client: Client, batch: Batch, worker: Worker, records: dict[str, MCQRow], question: str = ""
 ) -> QAPair:
     """Worker writes the real SciQ question of the first passage of their HIT (or ``question``)."""
     assignment, url = _open(batch, worker)
