@@ -12,4 +12,4 @@ class CrowdConfig(AppConfig):
         from crowd.providers.factory import register_provider
         from crowd.services.local_provider import LocalProvider
 
-        register_provider("local", LocalProvider.from_config)
+        register_provider(LocalProvider.name, LocalProvider.from_config)

@@ -24,7 +24,7 @@ from django.views.decorators.http import require_POST
 from annotation.models import Batch
 from annotation.permissions import researcher_action
 from crowd.models import Payment
-from crowd.providers.webhooks import WebhookError, parse_event, verify_signature
+from crowd.providers.webhooks import PLATFORM, WebhookError, parse_event, verify_signature
 from crowd.services.ledger import DbDedupStore
 from crowd.services.sync import batch_for_platform_ref
 
@@ -57,11 +57,11 @@ def prolific_webhook(request: HttpRequest) -> JsonResponse:
         logger.warning("Prolific webhook refused (%s): %s", exc.code, exc)
         status = 400 if exc.code == "bad_body" else 403
         return JsonResponse({"ok": False, "error": exc.code}, status=status)
-    if not DbDedupStore("prolific").add(event.event_id, dict(event.payload)):
+    if not DbDedupStore(PLATFORM).add(event.event_id, dict(event.payload)):
         logger.info("Prolific webhook %s is a duplicate: dropped", event.event_id)
         return JsonResponse({"ok": True, "duplicate": True})
     study_id = str(event.payload.get("study_id") or "")
-    batch = batch_for_platform_ref("prolific", event.resource_id, study_id)
+    batch = batch_for_platform_ref(PLATFORM, event.resource_id, study_id)
     if batch is None:
         logger.warning("Prolific webhook %s about %s matches no batch", event.event_type, event.resource_id)
         return JsonResponse({"ok": True, "batch": None})

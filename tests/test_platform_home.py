@@ -12,6 +12,10 @@ and of config (not executed); templates are read as text. Reported:
 | P3 | a database lookup on the platform (``.filter(provider=Platform.LOCAL)``, ``provider__in=[...]``) |
 | P4 | an import of ``crowd.providers.mturk_api`` or ``crowd.providers.prolific_api`` (the SDK clients) |
 | P5 | a template comparing ``provider`` or ``platform`` with a string |
+| P6 | a platform name spelled as a string (``"prolific"``; not ``"local"``), where the enum or the |
+|    | platform's own module should name it |
+
+A line is reported once, under its lowest rule.
 
 Creating a row with a platform (``Batch(provider=Platform.LOCAL)``) is naming it, not asking it: allowed.
 """
@@ -30,6 +34,7 @@ from annotation.platforms import Platform
 REPO = Path(settings.BASE_DIR)
 ROOTS = ("annotation", "crowd", "filters", "distractors", "exports", "evaluation", "config")
 HOME = Path("crowd/providers")
+ENUM = Path("annotation/platforms.py")
 NAMES = frozenset({*Platform.values(), "fake"})
 #: names that mean other things too; compared only with an expression that says provider or platform.
 AMBIGUOUS = frozenset({"local"})
@@ -73,8 +78,10 @@ def _is_name(node: ast.AST, other: ast.AST) -> bool:
 
 def findings(source: str, where: str) -> list[str]:
     """The platform questions asked in one module's ``source``, as ``"P<n> where:line"``, by line."""
-    found = {(int(f.rsplit(":", 1)[1]), f) for f in _questions(ast.parse(source), where)}
-    return [f for _, f in sorted(found)]
+    by_line: dict[int, str] = {}
+    for found in sorted(_questions(ast.parse(source), where)):
+        by_line.setdefault(int(found.rsplit(":", 1)[1]), found)
+    return [by_line[line] for line in sorted(by_line)]
 
 
 def _questions(tree: ast.AST, where: str) -> Iterator[str]:
@@ -97,6 +104,8 @@ def _questions(tree: ast.AST, where: str) -> Iterator[str]:
                         for v in _platform_values(keyword.value)
                     ):
                         yield f"P3 {where}:{node.lineno}"
+        elif isinstance(node, ast.Constant) and node.value in NAMES - AMBIGUOUS:
+            yield f"P6 {where}:{node.lineno}"
         elif isinstance(node, ast.Import):
             if any(alias.name in SDK_MODULES for alias in node.names):
                 yield f"P4 {where}:{node.lineno}"
@@ -119,7 +128,7 @@ def platform_questions(repo: Path) -> list[str]:
     for root in ROOTS:
         for path in sorted((repo / root).rglob("*.py")):
             relative = path.relative_to(repo)
-            if relative.is_relative_to(HOME) or "migrations" in relative.parts:
+            if relative.is_relative_to(HOME) or relative == ENUM or "migrations" in relative.parts:
                 continue
             found.extend(findings(path.read_text(encoding="utf-8"), str(relative)))
     for templates in (repo / "templates", *(repo / root / "templates" for root in ROOTS)):
@@ -151,6 +160,8 @@ Batch.objects.exclude(provider__in=["mturk"])
 Batch.objects.create(provider=Platform.LOCAL)
 if judge == "local": pass
 if worker.platform != batch.provider: pass
+DbDedupStore("prolific")
+register_provider("local", factory)
 """
     assert findings(source, "m.py") == [
         "P4 m.py:2",
@@ -165,6 +176,7 @@ if worker.platform != batch.provider: pass
         "P3 m.py:11",
         "P3 m.py:12",
         "P3 m.py:13",
+        "P6 m.py:17",
     ]
     template = "\n".join(
         (

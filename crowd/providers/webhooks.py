@@ -24,10 +24,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from annotation.platforms import Platform
 from crowd.providers.base import DedupStore
 
 logger = logging.getLogger(__name__)
 
+PLATFORM = Platform.PROLIFIC
+"""The platform whose webhooks these are (its batches, its deduplication keys)."""
 SIGNATURE_HEADER = "X-Prolific-Request-Signature"
 TIMESTAMP_HEADER = "X-Prolific-Request-Timestamp"
 DEFAULT_TOLERANCE_SECONDS = 300
