@@ -651,7 +651,9 @@ class AnswerSpan(models.Model):
     page = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
-        ordering = ["qa_pair", "position"]
+        # By the pair's id, not by the pair's own ordering, which would join its corpus and document
+        # into every query of these rows (each chunk of an export prefetches them).
+        ordering = ["qa_pair_id", "position"]
         constraints = [
             models.UniqueConstraint(fields=["qa_pair", "position"], name="span_unique_position"),
             models.CheckConstraint(
@@ -671,7 +673,7 @@ class ReasoningStep(models.Model):
     text = models.TextField()
 
     class Meta:
-        ordering = ["qa_pair", "position"]
+        ordering = ["qa_pair_id", "position"]
         constraints = [models.UniqueConstraint(fields=["qa_pair", "position"], name="step_unique_position")]
 
     def __str__(self) -> str:
@@ -699,7 +701,7 @@ class Distractor(models.Model):
     )
 
     class Meta:
-        ordering = ["qa_pair", "origin", "position"]
+        ordering = ["qa_pair_id", "origin", "position"]
         indexes = [models.Index(fields=["qa_pair", "selected"], name="distractor_pair_selected")]
 
     def __str__(self) -> str:
@@ -748,7 +750,7 @@ class ExpertAnswer(models.Model):
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["qa_pair", "pk"]
+        ordering = ["qa_pair_id", "pk"]
 
     def __str__(self) -> str:
         return f"ExpertAnswer({self.pk}) to QAPair({self.qa_pair_id})"
