@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from config.shared_data import dataset_dir  # noqa: E402
-from evaluation.entailment import LexicalNLIBackend, LLMNLIBackend, LLMStatementConverter, evaluate_answer  # noqa: E402
+from evaluation.entailment import EntailmentJudge, LexicalNLIBackend  # noqa: E402
 from evaluation.lexical_match import lexical_match  # noqa: E402
 from evaluation.sra import prf_report  # noqa: E402
 
@@ -80,13 +80,11 @@ def main() -> None:
         from evaluation.llm import HFCausalLMBackend, LLMBackend, OpenAIChatBackend
 
         backend: LLMBackend = OpenAIChatBackend.from_env() if args.llm == "openai" else HFCausalLMBackend()
-        nli, converter, label = (
-            LLMNLIBackend(backend),
-            LLMStatementConverter(backend),
-            f"Entailment ({backend.name})",
-        )
+        # Verdicts only: the partial marks' explanation calls would not change them.
+        judge, label = EntailmentJudge.llm(backend, partial_marks=False), f"Entailment ({backend.name})"
     else:
-        nli, converter, label = LexicalNLIBackend(threshold=1.0), None, "Entailment (offline lexical approx.)"
+        judge = EntailmentJudge(LexicalNLIBackend(threshold=1.0))
+        label = "Entailment (offline lexical approx.)"
     summary: dict[str, object] = {}
     for dataset in ("NQ", "TQ"):
         records = json.loads((root / f"{dataset}.json").read_text(encoding="utf-8"))
@@ -108,7 +106,7 @@ def main() -> None:
                 golds = [g.strip() for g in record["golden_answer"].split("/") if g.strip()]
                 gold.append(human)
                 lm.append(lexical_match(answer, golds))
-                result = evaluate_answer(record["question"], answer, golds, nli, converter)
+                result = judge.evaluate(record["question"], answer, golds)
                 ent.append(result.correct)
                 sets[result.answer_set] += 1
             rows["Lexical Match"].append(f1_acc(gold, lm))

@@ -13,6 +13,11 @@ The first three count as correct (the paper's choice, following EVOUNA's annotat
 several gold answers the best set over the golds wins. Partial marks quantify the inference gap for the
 non-equivalent sets.
 
+As a benchmark metric (``run_benchmark --metrics entailment``), :func:`entailment_item_scores` reports
+per item whether the answer is judged correct (its mean is the paper's accuracy, the fraction judged
+correct) and the partial mark scaled to [0, 1]; an :class:`EntailmentJudge` bundles the backends, and
+every LLM call goes through the judge cache.
+
 NLI backends. No NLI model can be downloaded here, so two backends are offered:
 
 - :class:`LLMNLIBackend` sends the paper's zero-shot entailment prompt (table 14) to any
@@ -35,9 +40,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Optional, Protocol
 
+from evaluation.factqa import JudgeCache
+from evaluation.lfqa_llm import cached_chat
 from evaluation.llm import ChatMessage, LLMBackend
 from evaluation.prompting import render
 from evaluation.retrieval import analyze
+from evaluation.schema import ProgressCallback
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +53,15 @@ NLILabel = Literal["entailment", "neutral", "contradiction"]
 AnswerSet = Literal["more_informative", "equivalent", "less_informative", "incorrect"]
 SET_RANK: dict[str, int] = {"more_informative": 3, "equivalent": 3, "less_informative": 2, "incorrect": 0}
 CORRECT_SETS = frozenset({"more_informative", "equivalent", "less_informative"})
+#: Per-item score keys of the benchmark metric: judged correct (1.0 / 0.0) and the partial mark in [0, 1].
+ENTAILMENT_KEYS: tuple[str, ...] = ("entailment", "entailment_mark")
+#: Prompt templates (``evaluation/prompts``) an LLM entailment judge sends.
+ENTAILMENT_PROMPTS: tuple[str, ...] = ("qa2d", "nli", "inference_steps")
+# Generation budgets: a statement is one line (only the first is kept), an NLI reply one label (the
+# prompt forbids explanations); an inference explanation lists steps.
+QA2D_MAX_NEW_TOKENS = 60
+NLI_MAX_NEW_TOKENS = 20
+INFERENCE_MAX_NEW_TOKENS = 300
 
 _WH = re.compile(
     r"^(who|whom|whose|what|which|when|where|why|how(?:\s+(?:many|much|long|old|far|often))?)\b\s*", re.I
@@ -101,14 +118,21 @@ class StatementConverter(Protocol):
 class LLMStatementConverter:
     """The paper's 2-shot QA-to-statement prompt (table 14, row 1) on any LLM backend."""
 
-    def __init__(self, backend: LLMBackend) -> None:
+    def __init__(self, backend: LLMBackend, cache: Optional[JudgeCache] = None) -> None:
+        """Args:
+        backend: the LLM.
+        cache: where replies are looked up and stored (None: always ask).
+        """
         self.backend = backend
+        self.cache = cache
 
     def __call__(self, question: str, answer: str) -> str:
         """Return the first line of the model's statement (falls back to the rule when it is empty)."""
-        reply = self.backend.chat(
+        reply, _ = cached_chat(
+            self.backend,
             [ChatMessage("user", render("qa2d", question=question.strip(), answer=answer.strip()))],
-            max_new_tokens=300,
+            self.cache,
+            max_new_tokens=QA2D_MAX_NEW_TOKENS,
         )
         line = reply.strip().splitlines()[0].strip() if reply.strip() else ""
         line = re.sub(r"^S:\s*", "", line)
@@ -156,14 +180,22 @@ def nli_label(reply: str) -> Optional[NLILabel]:
 class LLMNLIBackend:
     """Zero-shot NLI with the paper's prompt (table 14, row 2) on an LLM backend."""
 
-    def __init__(self, backend: LLMBackend) -> None:
+    def __init__(self, backend: LLMBackend, cache: Optional[JudgeCache] = None) -> None:
+        """Args:
+        backend: the LLM.
+        cache: where replies are looked up and stored (None: always ask).
+        """
         self.backend = backend
+        self.cache = cache
         self.name = f"llm-nli:{backend.name}"
 
     def classify(self, premise: str, hypothesis: str, question: str = "") -> NLILabel:
         """Ask the model; a reply naming none of the three labels counts as neutral (logged)."""
-        reply = self.backend.chat(
-            [ChatMessage("user", render("nli", premise=premise, hypothesis=hypothesis))], max_new_tokens=300
+        reply, _ = cached_chat(
+            self.backend,
+            [ChatMessage("user", render("nli", premise=premise, hypothesis=hypothesis))],
+            self.cache,
+            max_new_tokens=NLI_MAX_NEW_TOKENS,
         )
         label = nli_label(reply)
         if label is not None:
@@ -230,10 +262,15 @@ def count_inference(explanation: str) -> tuple[int, int, int]:
     return steps, explanation.count("[[INFO]]"), explanation.count("[[ASSUMPTION]]")
 
 
-def llm_partial_mark(premise: str, hypothesis: str, backend: LLMBackend) -> float:
+def llm_partial_mark(
+    premise: str, hypothesis: str, backend: LLMBackend, cache: Optional[JudgeCache] = None
+) -> float:
     """Partial mark from the LLM's step-by-step inference explanation (table 17, row 1, CIA scoring)."""
-    explanation = backend.chat(
-        [ChatMessage("user", render("inference_steps", s1=premise, s2=hypothesis))], max_new_tokens=300
+    explanation, _ = cached_chat(
+        backend,
+        [ChatMessage("user", render("inference_steps", s1=premise, s2=hypothesis))],
+        cache,
+        max_new_tokens=INFERENCE_MAX_NEW_TOKENS,
     )
     return inference_gap_mark(*count_inference(explanation))
 
@@ -251,6 +288,7 @@ def evaluate_answer(
     nli: NLIBackend,
     converter: Optional[StatementConverter] = None,
     partial_marks: Optional[LLMBackend] = None,
+    cache: Optional[JudgeCache] = None,
 ) -> HierarchyResult:
     """Place a system answer in the answer hierarchy against every gold answer and keep the best.
 
@@ -262,6 +300,7 @@ def evaluate_answer(
         converter: QA-to-statement converter (default: the rule-based one).
         partial_marks: an LLM for the paper's inference-explanation marks; None uses the lexical gap
             (10 points per missing or extra content term, the paper's per-step weight).
+        cache: reply cache of the partial-mark calls.
 
     Returns:
         The best :class:`HierarchyResult`: equivalent = 100, more/less informative lose points for the
@@ -286,7 +325,7 @@ def evaluate_answer(
                 (system_statement, gold_statement) if forward else (gold_statement, system_statement)
             )
             if partial_marks is not None:
-                mark = llm_partial_mark(premise, hypothesis, partial_marks)
+                mark = llm_partial_mark(premise, hypothesis, partial_marks, cache)
             else:
                 mark = inference_gap_mark(lexical_gap(premise, hypothesis))
         result = HierarchyResult(found, index, forward, backward, mark)
@@ -295,3 +334,79 @@ def evaluate_answer(
         if found == "equivalent":
             break
     return best or HierarchyResult("incorrect", None, False, False, 0.0)
+
+
+@dataclass(frozen=True)
+class EntailmentJudge:
+    """The backends of one entailment evaluator, chosen once and used for every answer."""
+
+    nli: NLIBackend
+    converter: Optional[StatementConverter] = None
+    partial_marks: Optional[LLMBackend] = None
+    cache: Optional[JudgeCache] = None
+
+    @classmethod
+    def llm(
+        cls, backend: LLMBackend, cache: Optional[JudgeCache] = None, *, partial_marks: bool = True
+    ) -> EntailmentJudge:
+        """The paper's method on one LLM: its QA2D and NLI prompts, and its inference-step partial marks.
+
+        Args:
+            backend: the LLM that converts, classifies and explains.
+            cache: where every reply is looked up and stored.
+            partial_marks: False scores the inference gap lexically (no explanation call); the
+                correct/incorrect verdict does not depend on it.
+        """
+        return cls(
+            LLMNLIBackend(backend, cache),
+            LLMStatementConverter(backend, cache),
+            backend if partial_marks else None,
+            cache,
+        )
+
+    @property
+    def name(self) -> str:
+        """The NLI backend's name (what the verdicts depend on)."""
+        return self.nli.name
+
+    def evaluate(self, question: str, system_answer: str, gold_answers: Sequence[str]) -> HierarchyResult:
+        """Place one answer in the hierarchy (see :func:`evaluate_answer`)."""
+        return evaluate_answer(
+            question, system_answer, gold_answers, self.nli, self.converter, self.partial_marks, self.cache
+        )
+
+
+def entailment_item_scores(
+    questions: Sequence[str],
+    candidates: Sequence[str],
+    references: Sequence[str],
+    *,
+    judge: EntailmentJudge,
+    progress: Optional[ProgressCallback] = None,
+) -> dict[str, list[Optional[float]]]:
+    """Per-item scores of the entailment metric against one reference answer per item.
+
+    Args:
+        questions: the questions.
+        candidates: predicted answers.
+        references: gold answers, aligned with ``candidates``.
+        judge: the entailment evaluator.
+        progress: called with (items done, items total).
+
+    Returns:
+        ``{"entailment": [1.0 when judged correct, else 0.0], "entailment_mark": [partial mark / 100]}``;
+        the mean of ``entailment`` is the fraction judged correct, as the paper reports accuracy.
+    """
+    if not (len(questions) == len(candidates) == len(references)):
+        raise ValueError(
+            f"{len(questions)} questions, {len(candidates)} candidates, {len(references)} references"
+        )
+    out: dict[str, list[Optional[float]]] = {key: [] for key in ENTAILMENT_KEYS}
+    triples = zip(questions, candidates, references, strict=True)
+    for done, (question, candidate, reference) in enumerate(triples, start=1):
+        result = judge.evaluate(question, candidate, [reference])
+        out["entailment"].append(1.0 if result.correct else 0.0)
+        out["entailment_mark"].append(result.partial_mark / 100.0)
+        if progress is not None:
+            progress(done, len(questions))
+    return out

@@ -16,6 +16,7 @@ QA_METRIC_CHOICES = [
     ("bertscore", "BERTScore"),
     ("factqa", "Fact-QA (needs a judge)"),
     ("lfqa", "LFQA (needs a judge)"),
+    ("entailment", "Entailment (needs a judge)"),
 ]
 MCQ_METRIC_CHOICES = [("accuracy", "Accuracy (choosing the answer among the options)")]
 LOCAL_MODEL = "local"
@@ -36,7 +37,9 @@ class StartBenchmarkForm(forms.Form):
     split = forms.ChoiceField(choices=[(s, s) for s in SPLITS], initial="test")
     metrics = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
     model = forms.ChoiceField(label="Model")
-    judge = forms.ChoiceField(choices=[(j, j) for j in JUDGES], initial="none", label="Judge (Fact-QA, LFQA)")
+    judge = forms.ChoiceField(
+        choices=[(j, j) for j in JUDGES], initial="none", label="Judge (Fact-QA, LFQA, entailment)"
+    )
     limit = forms.IntegerField(
         required=False,
         min_value=1,

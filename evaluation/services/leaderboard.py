@@ -1,7 +1,7 @@
 """The leaderboard of a release: one row per done run, overall and stratified tables (plain dicts).
 
-The page template only loops over what this returns, so the column choice (Fact-QA and LFQA columns
-appear only when some run has them) is decided once, here.
+The page template only loops over what this returns, so the column choice (Fact-QA, LFQA and
+entailment columns appear only when some run has them) is decided once, here.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("lfqa_relevance", "LFQA relevance"),
     ("lfqa_factual_consistency", "LFQA factual consistency"),
     ("lfqa_accuracy", "LFQA accuracy"),
+    ("entailment", "Entailment (judged correct)"),
+    ("entailment_mark", "Entailment partial mark"),
 )
 STRATA: tuple[tuple[str, str], ...] = (("question_type", "question type"), ("answer_source", "answer source"))
 SOURCE_ORDER: tuple[str, ...] = ("explicit", "implicit", "insufficient")

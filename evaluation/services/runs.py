@@ -4,10 +4,10 @@
 and returns an identical earlier run instead of a new one unless ``force`` is set, so asking twice never
 recomputes. ``execute_run`` is what the ``gpu_run_benchmark`` task and ``run_benchmark --sync`` call: it
 loads the items, fine-tunes first when an SFT run has no adapter, answers with
-:func:`evaluation.baselines.run_system`, scores with :mod:`evaluation.metrics` (plus the Fact-QA and
-LFQA judges when asked), writes the per-item JSON file and stores the figures on the row. A done run is
-never recomputed, so a redelivered task (acks_late) is harmless; an exception marks the run failed with
-its message and is re-raised.
+:func:`evaluation.baselines.run_system`, scores with :mod:`evaluation.metrics` (plus the Fact-QA,
+LFQA and entailment judges when asked), writes the per-item JSON file and stores the figures on the
+row. A done run is never recomputed, so a redelivered task (acks_late) is harmless; an exception marks
+the run failed with its message and is re-raised.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from django.utils import timezone
 from config.atomic import atomic_write
 from evaluation import metrics as metrics_module
 from evaluation.baselines import SystemOptions, run_system
+from evaluation.entailment import ENTAILMENT_PROMPTS, EntailmentJudge, entailment_item_scores
 from evaluation.factqa import JsonFileJudgeCache, fact_qa_item_scores
 from evaluation.llm import SMOLLM2_GGUF, HFCausalLMBackend, LLMBackend, OpenAIChatBackend
 from evaluation.mcq import CHAT_TEMPLATES, LOGLIK_TEMPLATE, read_mcq_split
@@ -60,7 +61,9 @@ logger = logging.getLogger(__name__)
 
 #: Metric names the command accepts, in the order they are computed; aliases map onto them.
 #: ``accuracy`` is the multiple-choice (SciQ) metric; the others score SyllabusQA-style answers.
-METRICS: tuple[str, ...] = ("rouge_l", "bertscore", "fact_qa", "lfqa", "accuracy")
+METRICS: tuple[str, ...] = ("rouge_l", "bertscore", "fact_qa", "lfqa", "entailment", "accuracy")
+#: Metrics an LLM judge computes (a run asking for one needs ``--judge``).
+JUDGED_METRICS: tuple[str, ...] = ("fact_qa", "lfqa", "entailment")
 QA_METRICS: tuple[str, ...] = ("rouge_l", "bertscore")
 MCQ_METRICS: tuple[str, ...] = ("accuracy",)
 METRIC_ALIASES: dict[str, str] = {
@@ -74,6 +77,7 @@ METRIC_ALIASES: dict[str, str] = {
     "fact_qa": "fact_qa",
     "fact-qa": "fact_qa",
     "lfqa": "lfqa",
+    "entailment": "entailment",
 }
 LFQA_KEYS: tuple[str, ...] = ("coherence", "relevance", "factual_consistency", "accuracy")
 MCQ_KIND = "mcq"  # Release.kind of SciQ-style (multiple-choice) releases
@@ -130,7 +134,7 @@ def normalize_metrics(names: Sequence[str]) -> tuple[str, ...]:
             continue
         if key not in METRIC_ALIASES:
             raise BenchmarkInputError(
-                f"unknown metric '{name}'; choose from rougeL, bertscore, factqa, lfqa, accuracy"
+                f"unknown metric '{name}'; choose from rougeL, bertscore, factqa, lfqa, entailment, accuracy"
             )
         wanted.add(METRIC_ALIASES[key])
     if not wanted:
@@ -165,6 +169,8 @@ def prompt_names(system: str, metrics: Sequence[str]) -> list[str]:
         names += ["factqa_judge", "factqa_repair"]
     if "lfqa" in metrics:
         names += sorted(p.stem for p in PROMPT_DIR.glob("lfqa_judge*.txt"))
+    if "entailment" in metrics:
+        names += list(ENTAILMENT_PROMPTS)
     return names
 
 
@@ -221,7 +227,7 @@ def _validate(request: RunRequest, metrics: tuple[str, ...]) -> None:
         )
     if request.judge not in JUDGES:
         raise BenchmarkInputError(f"unknown judge '{request.judge}'; choose from {', '.join(JUDGES)}")
-    judged = [m for m in metrics if m in ("fact_qa", "lfqa")]
+    judged = [m for m in metrics if m in JUDGED_METRICS]
     if judged and request.judge == "none":
         raise BenchmarkInputError(f"metric '{judged[0]}' needs a judge: pass --judge openai or --judge local")
     if request.limit is not None and request.limit < 1:
@@ -491,6 +497,23 @@ def _lfqa_scores(
     return {f"lfqa_{key}": [row.get(key) for row in rows] for key in LFQA_KEYS}
 
 
+def _entailment_scores(
+    items: Sequence[QAItem],
+    predictions: Sequence[Prediction],
+    backend: LLMBackend,
+    recorder: ProgressRecorder,
+) -> dict[str, list[Optional[float]]]:
+    """Each predicted answer against its reference with the paper's entailment method on the judge."""
+    aligned = metrics_module.align(predictions, items)
+    return entailment_item_scores(
+        [item.question for item in items],
+        [prediction.answer for prediction in aligned],
+        [item.answer for item in items],
+        judge=EntailmentJudge.llm(backend, _judge_cache(backend)),
+        progress=recorder.stage("entailment"),
+    )
+
+
 def split_aggregate(aggregated: dict[str, Any], metric_keys: Sequence[str]) -> tuple[dict, dict]:
     """Split :func:`evaluation.metrics.aggregate`'s flat dict into (overall, stratified) for the row.
 
@@ -640,6 +663,11 @@ def execute_run(run_id: int, notify: Optional[ProgressNotifier] = None) -> Bench
             stage, clock = "lfqa", time.perf_counter()
             item_scores.update(_lfqa_scores(items, predictions, judge, recorder))
             timings["lfqa"] = time.perf_counter() - clock
+        if "entailment" in metrics:
+            assert judge is not None
+            stage, clock = "entailment", time.perf_counter()
+            item_scores.update(_entailment_scores(items, predictions, judge, recorder))
+            timings["entailment"] = time.perf_counter() - clock
         run.metrics, run.stratified = split_aggregate(
             metrics_module.aggregate(item_scores, items), list(item_scores)
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from io import StringIO
 from pathlib import Path
 
@@ -84,6 +85,7 @@ def test_run_benchmark__missing_syllabus_is_named_and_no_run_is_created(small_re
     [
         (["--metrics", "bleu"], "unknown metric 'bleu'"),
         (["--metrics", "factqa"], "needs a judge"),
+        (["--metrics", "entailment"], "needs a judge"),
         (["--adapter", "/nonexistent-adapter"], "not a directory"),
     ],
 )
@@ -224,3 +226,101 @@ def test_run_benchmark__a_run_stored_before_the_decoding_option_is_reused_as_mac
     iso, _ = _run(*args, "--metrics", "rougeL", "--syllabus-decoding", "iso-8859-1")
     assert again["reused"] and again["run"] == run.pk
     assert not iso["reused"]
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))
+
+
+def _entailment_responder(request: dict) -> str:
+    """A judge that restates an answer as itself and says a statement entails every subset of its words."""
+    prompt = request["messages"][-1]["content"]
+    if prompt.startswith("Convert a question answer pair"):
+        answer = prompt.rsplit("\nA: ", 1)[1].rsplit("\nS:", 1)[0]
+        return "S: " + " ".join(answer.split())
+    if prompt.startswith("Please identify whether the premise entails"):
+        match = re.search(r"Premise: (.*)\nHypothesis: (.*)\nIs it entailment", prompt, re.S)
+        assert match is not None
+        premise, hypothesis = match.groups()
+        return "entailment" if _words(hypothesis) <= _words(premise) else "neutral"
+    return "1. Restate the premise. (Given)\n2. Keep the shared part. [[INFO]]"  # mark 100 - 20 - 3 = 77
+
+
+def test_run_benchmark__entailment_with_an_endpoint_judge_is_stored_cached_and_on_the_leaderboard(
+    small_release: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.test import Client
+    from django.urls import reverse
+
+    from tests.factories import make_researcher
+    from tests.fakes.fake_openai_server import FakeOpenAIServer
+
+    with FakeOpenAIServer([], responder=_entailment_responder) as server:
+        monkeypatch.setenv("LLM_API_BASE", server.api_base)
+        monkeypatch.setenv("LLM_MODEL", "fake-judge")
+        args = ["--release", str(small_release), "--system", "search", "--limit", "12", "--sync"]
+        summary, text = _run(*args, "--metrics", "entailment", "--judge", "openai")
+        assert len(server.requests) > 0
+        before = len(server.requests)
+        _run(*args, "--metrics", "entailment", "--judge", "openai", "--force")
+        assert len(server.requests) == before  # every judge reply came from the run's cache
+
+    items = load_split_items(small_release, "test", 12)
+    predictions = {p.id: p.answer for p in run_system("search", items)}
+    expected_correct, expected_mark = [], []
+    for item in items:
+        forward = _words(item.answer) <= _words(predictions[item.id])
+        backward = _words(predictions[item.id]) <= _words(item.answer)
+        expected_correct.append(1.0 if forward or backward else 0.0)
+        expected_mark.append(1.0 if forward and backward else 0.77 if forward or backward else 0.0)
+    assert 0 < sum(expected_correct) < len(items)  # the release has answers judged both ways
+    run = BenchmarkRun.objects.get(pk=summary["run"])
+    assert run.metrics["n"] == 12
+    assert run.metrics["entailment"] == pytest.approx(sum(expected_correct) / 12)
+    assert run.metrics["entailment_mark"] == pytest.approx(sum(expected_mark) / 12)
+    assert {"qa2d", "nli", "inference_steps"} <= set(run.prompts) and "entailment" in run.timings
+    some_type = next(iter(run.stratified["question_type"]))
+    assert "entailment" in run.stratified["question_type"][some_type]
+    results = json.loads(Path(run.results_path).read_text(encoding="utf-8"))
+    assert [i["scores"]["entailment"] for i in results["items"]] == expected_correct
+    assert [i["scores"]["entailment_mark"] for i in results["items"]] == pytest.approx(expected_mark)
+    assert "entailment" in text
+
+    researcher = Client()
+    researcher.force_login(make_researcher())
+    html = researcher.get(reverse("evaluation:leaderboard", args=[run.release_id])).content.decode()
+    assert "Entailment (judged correct)" in html and f"{run.metrics['entailment']:.4f}" in html
+    assert "Entailment partial mark by question type" in html
+
+
+def test_run_benchmark__entailment_with_the_local_model_judge_runs_on_cpu(small_release: Path) -> None:
+    from evaluation.entailment import EntailmentJudge, entailment_item_scores
+    from evaluation.llm import HFCausalLMBackend
+    from evaluation.services.runs import _judge_cache
+
+    args = ["--release", str(small_release), "--system", "search", "--limit", "1", "--sync"]
+    summary, _ = _run(*args, "--metrics", "rougeL,entailment", "--judge", "local")
+    run = BenchmarkRun.objects.get(pk=summary["run"])
+    assert run.status == "done" and run.params["judge"] == "local"
+    results = json.loads(Path(run.results_path).read_text(encoding="utf-8"))
+    stored = [item["scores"] for item in results["items"]]
+    assert all(s["entailment"] in (0.0, 1.0) and 0.0 <= s["entailment_mark"] <= 1.0 for s in stored)
+    assert run.metrics["entailment"] == stored[0]["entailment"] and len(stored) == 1
+
+    class CacheOnly:
+        """The local judge's name without its weights: every reply must come from the run's cache."""
+
+        name = HFCausalLMBackend().name
+
+        def chat(self, messages, *, max_new_tokens: int = 256, temperature: float = 0.0) -> str:  # noqa: ANN001
+            raise AssertionError("a judge reply was not cached")
+
+    backend = CacheOnly()
+    items = load_split_items(small_release, "test", 1)
+    again = entailment_item_scores(
+        [i.question for i in items],
+        [i["prediction"]["answer"] for i in results["items"]],
+        [i.answer for i in items],
+        judge=EntailmentJudge.llm(backend, _judge_cache(backend)),
+    )
+    assert again == {key: [s[key] for s in stored] for key in ("entailment", "entailment_mark")}

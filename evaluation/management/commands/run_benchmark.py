@@ -48,7 +48,8 @@ def format_table(run: BenchmarkRun) -> list[str]:
 class Command(JsonCommand):
     help = (
         "Run a SyllabusQA baseline (search, zero-shot, rag, cot, sft) on a release split and score it "
-        "(ROUGE-L, BERTScore, Fact-QA, LFQA), or zero-shot multiple choice on a SciQ-style release "
+        "(ROUGE-L, BERTScore, Fact-QA, LFQA, entailment), or zero-shot multiple choice on a SciQ-style "
+        "release "
         "(accuracy: options scored by log-likelihood with a local model, a letter from --model openai). "
         "Runs as a job on the gpu queue unless --sync; an identical "
         "earlier run is reused unless --force. Writes <var>/benchmarks/<run id>.json and prints a table."
@@ -61,7 +62,8 @@ class Command(JsonCommand):
         parser.add_argument(
             "--metrics",
             default="",
-            help="Comma list of rougeL, bertscore, factqa, lfqa (QA releases; default rougeL,bertscore) or "
+            help="Comma list of rougeL, bertscore, factqa, lfqa, entailment (QA releases; default "
+            "rougeL,bertscore) or "
             "accuracy (multiple-choice releases, the default there).",
         )
         parser.add_argument(
@@ -77,7 +79,8 @@ class Command(JsonCommand):
             "--judge",
             default="none",
             choices=JUDGES,
-            help="Judge for factqa/lfqa: openai (LLM_* environment) or local (SmolLM2). Default none.",
+            help="Judge for factqa/lfqa/entailment: openai (LLM_* environment) or local (SmolLM2). "
+            "Default none.",
         )
         parser.add_argument(
             "--max-new-tokens", type=_positive, default=256, help="Generation budget per answer (256)."

@@ -5,16 +5,20 @@ from __future__ import annotations
 import pytest
 
 from evaluation.entailment import (
+    ENTAILMENT_KEYS,
+    EntailmentJudge,
     LexicalNLIBackend,
     LLMNLIBackend,
     LLMStatementConverter,
     answer_set,
     count_inference,
+    entailment_item_scores,
     evaluate_answer,
     inference_gap_mark,
     nli_label,
     qa_to_statement,
 )
+from evaluation.factqa import InMemoryJudgeCache
 from evaluation.lexical_match import lexical_match
 from evaluation.llm import ChatMessage
 
@@ -106,3 +110,58 @@ def test_count_inference__steps_and_tags() -> None:
 )
 def test_lexical_match__normalized_substring(system: str, golds: list[str], expected: bool) -> None:
     assert lexical_match(system, golds) is expected
+
+
+class Counting:
+    """Restates an answer as itself ("S: ..."), says entailment when the premise holds the hypothesis."""
+
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def chat(
+        self, messages: list[ChatMessage], *, max_new_tokens: int = 256, temperature: float = 0.0
+    ) -> str:
+        self.calls += 1
+        prompt = messages[-1].content
+        if prompt.startswith("Convert"):
+            return "S: " + prompt.rsplit("\nA: ", 1)[1].rsplit("\nS:", 1)[0]
+        if prompt.startswith("Please identify"):
+            premise = prompt.split("Premise: ", 1)[1].split("\nHypothesis: ", 1)[0]
+            hypothesis = prompt.split("\nHypothesis: ", 1)[1].split("\n", 1)[0]
+            return "Entailment" if hypothesis.lower() in premise.lower() else "Neutral"
+        return "1. one step (Given)"  # mark 90
+
+
+def test_entailment_item_scores__fraction_judged_correct_and_marks_with_cached_replies() -> None:
+    backend, cache = Counting(), InMemoryJudgeCache()
+    args = (
+        ["where is it filmed"] * 3,
+        ["Oak Island", "on Oak Island, Nova Scotia", "Toronto"],
+        ["Oak Island", "Oak Island", "Oak Island"],
+    )
+    progress: list[tuple[int, int]] = []
+    scores = entailment_item_scores(
+        *args, judge=EntailmentJudge.llm(backend, cache), progress=lambda d, t: progress.append((d, t))
+    )
+    # equivalent, more informative (one inference step: 90), incorrect
+    assert scores == {"entailment": [1.0, 1.0, 0.0], "entailment_mark": [1.0, 0.9, 0.0]}
+    assert tuple(scores) == ENTAILMENT_KEYS and progress == [(1, 3), (2, 3), (3, 3)]
+    calls = backend.calls
+    assert entailment_item_scores(*args, judge=EntailmentJudge.llm(backend, cache)) == scores
+    assert backend.calls == calls  # the same run again asks nothing new
+    with pytest.raises(ValueError, match="2 candidates"):
+        entailment_item_scores(["q"], ["a", "b"], ["a"], judge=EntailmentJudge(LexicalNLIBackend()))
+
+
+def test_entailment_metric__is_registered_for_run_benchmark_the_form_and_the_leaderboard() -> None:
+    from evaluation.forms import QA_METRIC_CHOICES
+    from evaluation.services.leaderboard import METRIC_COLUMNS
+    from evaluation.services.runs import JUDGED_METRICS, normalize_metrics, prompt_names
+
+    assert normalize_metrics(["rougeL", "Entailment"]) == ("rouge_l", "entailment")
+    assert "entailment" in JUDGED_METRICS
+    assert set(ENTAILMENT_KEYS) <= {key for key, _ in METRIC_COLUMNS}
+    assert "entailment" in {value for value, _ in QA_METRIC_CHOICES}
+    assert {"qa2d", "nli", "inference_steps"} <= set(prompt_names("search", ("entailment",)))
