@@ -1,9 +1,11 @@
-"""Who may show crowdqa pages in a frame: MTurk may frame HIT pages; nobody may frame anything else.
+"""Who may show crowdqa pages in a frame: the platforms that show HIT pages in their iframe (MTurk) may
+frame HIT pages; nobody may frame anything else.
 
 Every response carries ``X-Frame-Options: DENY`` (Django's clickjacking middleware, settings
-``X_FRAME_OPTIONS``). HIT pages must appear inside MTurk's iframe, so :func:`mturk_frameable` replaces
-that header with ``Content-Security-Policy: frame-ancestors`` naming MTurk's worker sites only (plus
-the configured MTurk test endpoint), which browsers enforce instead of X-Frame-Options.
+``X_FRAME_OPTIONS``). HIT pages must appear inside MTurk's iframe, so :func:`platform_frameable` replaces
+that header with ``Content-Security-Policy: frame-ancestors`` naming the platforms' framing sites only
+(each platform's ``frame_origins`` and configured stand-ins: :func:`crowd.providers.traits.framing_origins`),
+which browsers enforce instead of X-Frame-Options.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ def frame_ancestors() -> str:
     return " ".join(["'self'", *framing_origins(config_from(settings))])
 
 
-def mturk_frameable(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Let MTurk (and only MTurk) frame the responses of ``view``."""
+def platform_frameable(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Let the platforms that frame HIT pages (MTurk), and nobody else, frame the responses of ``view``."""
 
     @wraps(view)
     def wrapped(*args: Any, **kwargs: Any) -> HttpResponse:

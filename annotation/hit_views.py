@@ -26,7 +26,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import hit_links
 from annotation.drafts import REVISIONS_FIELD, parse_revisions
-from annotation.framing import mturk_frameable
+from annotation.framing import platform_frameable
 from annotation.hits import FormCheck, HitConflict, HitHandler, handler_for
 from annotation.models import HIT, Assignment, Batch, Document, IllegalTransition
 from annotation.permissions import can_view
@@ -64,7 +64,7 @@ def _page_context(
 
 
 @require_GET
-@mturk_frameable
+@platform_frameable
 def arrive(request: HttpRequest, batch_id: int) -> HttpResponse:
     """A worker arrives from MTurk (``assignmentId``...) or Prolific (``PROLIFIC_PID``...).
 
@@ -131,7 +131,7 @@ def _closed_response(request: HttpRequest, assignment: Assignment) -> Optional[H
 
 
 @csrf_exempt
-@mturk_frameable
+@platform_frameable
 def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
     """Show the task (with the autosaved draft) or take the submission (see the module's security note).
 
@@ -297,7 +297,7 @@ def locate_span(request: HttpRequest, token: str) -> JsonResponse:
 
 @csrf_exempt
 @require_POST
-@mturk_frameable
+@platform_frameable
 def return_hit(request: HttpRequest, token: str) -> HttpResponse:
     """The worker gives the HIT back (local crowd and Prolific; MTurk workers return it on MTurk).
 
@@ -319,7 +319,7 @@ def return_hit(request: HttpRequest, token: str) -> HttpResponse:
 
 @csrf_exempt
 @require_POST
-@mturk_frameable
+@platform_frameable
 def give_consent(request: HttpRequest, token: str) -> HttpResponse:
     """Record the worker's consent for this batch, then show the task.
 
@@ -352,7 +352,7 @@ def _document_of(token: str, pk: int) -> Document:
 
 
 @require_GET
-@mturk_frameable
+@platform_frameable
 def document_page_image(request: HttpRequest, token: str, pk: int, page: int) -> FileResponse:
     """One PDF page of the HIT's syllabus as a PNG (rendered once, then cached on disk).
 
@@ -375,7 +375,7 @@ def document_page_image(request: HttpRequest, token: str, pk: int, page: int) ->
 
 
 @require_GET
-@mturk_frameable
+@platform_frameable
 def hit_preview(request: HttpRequest, pk: int) -> HttpResponse:
     """A researcher looks at a HIT exactly as a worker previews it (read-only).
 
