@@ -37,8 +37,6 @@ SYLLABI_META_COLUMNS: tuple[str, ...] = (
     "num_pages",
 )
 SCIQ_DIR = "sciq"
-#: release split -> SciQ's file name.
-SCIQ_FILES: Mapping[str, str] = {"train": "train.json", "val": "valid.json", "test": "test.json"}
 
 
 @dataclass(frozen=True)

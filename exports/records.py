@@ -231,31 +231,6 @@ class RecordStream(ABC):
         """Yield every record, in release order."""
 
 
-def mcq_record_from_sciq_item(item: Mapping[str, Any], *, item_id: str, document_id: str = "") -> MCQRecord:
-    """Build an :class:`MCQRecord` from one object of the SciQ JSON files.
-
-    Args:
-        item: object with ``question``, ``correct_answer``, ``distractor1..3`` and ``support``.
-        item_id: the id to give it (SciQ has none), e.g. ``"sciq-train-00042"``.
-        document_id: grouping key; defaults to the item id.
-
-    Raises:
-        RecordError: a field is missing.
-    """
-    try:
-        distractors = tuple(str(item[f"distractor{i}"]) for i in (1, 2, 3))
-        return MCQRecord(
-            id=item_id,
-            question=str(item["question"]),
-            correct_answer=str(item["correct_answer"]),
-            distractors=distractors,
-            support=str(item.get("support") or ""),
-            document_id=document_id,
-        )
-    except KeyError as e:
-        raise RecordError(f"SciQ item {item_id}: missing field {e.args[0]!r}") from e
-
-
 def record_kind(records: Any) -> str:
     """Return ``"qa"`` or ``"mcq"`` for a non-empty homogeneous sequence of records.
 

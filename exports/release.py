@@ -32,12 +32,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 from annotation.hashing import file_sha256
+from annotation.importers.mcq import SCIQ_FILES
 from exports.card import CardInputs, write_card
 from exports.factories import create_formatter, create_writer, parse_formats, versions_for
 from exports.formatters import ExtraFieldKinds, Formatter
 from exports.original_formats import (
     SCIQ_DIR,
-    SCIQ_FILES,
     SciQJsonWriter,
     SourceDocument,
     SyllabusQAJsonWriter,

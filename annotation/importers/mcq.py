@@ -7,13 +7,14 @@ for SciQ, the supporting passage (1,427 SciQ questions have none: the text could
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from annotation.importers.errors import ImportDataError
 
-SCIQ_FILES = (("train", "train.json"), ("val", "valid.json"), ("test", "test.json"))
+#: split -> SciQ's file name (its releases and crowdqa's ``sciq/`` copy alike).
+SCIQ_FILES: Mapping[str, str] = {"train": "train.json", "val": "valid.json", "test": "test.json"}
 SCIQ_FIELDS = ("question", "distractor1", "distractor2", "distractor3", "correct_answer", "support")
 ARC_SPLITS = (("train", "Train"), ("val", "Dev"), ("test", "Test"))
 
@@ -45,7 +46,7 @@ def read_sciq(root: Path, splits: tuple[str, ...] = ("train", "val", "test")) ->
         ImportDataError: for a missing file, invalid JSON, or a record lacking a field.
     """
     records: list[MCQRow] = []
-    for split, filename in SCIQ_FILES:
+    for split, filename in SCIQ_FILES.items():
         if split not in splits:
             continue
         path = root / filename

@@ -5,18 +5,16 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from annotation.importers.mcq import read_sciq
 from annotation.importers.syllabusqa_csv import QARow, read_split_csv, split_dir
 from annotation.question_types import SPLITS
-from exports.records import MCQRecord, QARecord, mcq_record_from_sciq_item, qa_record_from_qa_row
+from exports.records import MCQRecord, QARecord, qa_record_from_qa_row
 from exports.statistics import DocumentInfo, count_tokens
-
-SCIQ_FILES = (("train", "train.json"), ("val", "valid.json"), ("test", "test.json"))
 
 # Public office contacts quoted in the real SyllabusQA answers (university help lines), reviewed and
 # allowed so that a release of the real data passes the privacy gate.
@@ -53,13 +51,19 @@ def _syllabusqa_rows(root: Path) -> dict[str, tuple[QARow, ...]]:
 
 @functools.lru_cache(maxsize=2)
 def _sciq_records(root: Path) -> tuple[MCQRecord, ...]:
-    records = []
-    for split, filename in SCIQ_FILES:
-        for i, item in enumerate(json.loads((root / filename).read_text(encoding="utf-8"))):
-            support = item.get("support") or ""
-            doc = "p-" + hashlib.sha1(support.encode("utf-8")).hexdigest()[:16] if support.strip() else ""
-            records.append(mcq_record_from_sciq_item(item, item_id=f"sciq-{split}-{i:05d}", document_id=doc))
-    return tuple(records)
+    return tuple(
+        MCQRecord(
+            id=row.id,
+            question=row.question,
+            correct_answer=row.answer,
+            distractors=row.distractors,
+            support=row.passage,
+            document_id="p-" + hashlib.sha1(row.passage.encode("utf-8")).hexdigest()[:16]
+            if row.passage.strip()
+            else "",
+        )
+        for row in read_sciq(root)
+    )
 
 
 @functools.lru_cache(maxsize=2)

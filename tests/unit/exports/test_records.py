@@ -13,7 +13,6 @@ from exports.records import (
     MCQRecord,
     QARecord,
     RecordError,
-    mcq_record_from_sciq_item,
     qa_record_from_qa_row,
     record_kind,
 )
@@ -75,25 +74,6 @@ def test_qarecord__answer_source_follows_the_paper(make_qa):
 def test_qarecord__extra_field_cannot_shadow_standard_field(make_qa):
     with pytest.raises(RecordError, match="shadows"):
         make_qa(extra={"answer": "x"}).content_dict()
-
-
-def test_mcq_record_from_sciq_item__reads_fields_and_defaults_group_to_id():
-    item = {
-        "question": "What gas do plants absorb?",
-        "distractor1": "oxygen",
-        "distractor2": "helium",
-        "distractor3": "argon",
-        "correct_answer": "carbon dioxide",
-        "support": "",
-    }
-    record = mcq_record_from_sciq_item(item, item_id="s1")
-    assert record.distractors == ("oxygen", "helium", "argon")
-    assert record.document_id == "s1" and not record.has_passage
-
-
-def test_mcq_record_from_sciq_item__missing_field_names_item():
-    with pytest.raises(RecordError, match="s9: missing field 'distractor1'"):
-        mcq_record_from_sciq_item({"question": "q", "correct_answer": "a"}, item_id="s9")
 
 
 def test_record_kind__rejects_mixed_records(make_qa):
