@@ -34,7 +34,7 @@ from annotation.services import admission, assigning
 from crowd.models import Consent
 from crowd.providers.arrival import Finished
 from crowd.providers.factory import config_from
-from crowd.providers.traits import completion_for, traits_for
+from crowd.providers.traits import arriving_platforms, completion_for, traits_for
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ def arrive(request: HttpRequest, batch_id: int) -> HttpResponse:
             return _message(
                 request,
                 "Sign in to work",
-                "Open this task from Amazon Mechanical Turk or Prolific, "
+                f"Open this task from {' or '.join(p.label for p in arriving_platforms())}, "
                 "or use the invite link a researcher sent you.",
                 status=403,
             )

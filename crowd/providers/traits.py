@@ -224,6 +224,11 @@ def traits_for(name: str) -> type[PlatformTraits]:
     return traits
 
 
+def arriving_platforms() -> tuple[Platform, ...]:
+    """The platforms whose workers arrive through URL parameters (what a HIT link without them lacks)."""
+    return tuple(Platform(traits.name) for traits in ARRIVING)
+
+
 def hosted_platforms() -> tuple[str, ...]:
     """The stored names of the platforms crowdqa hosts itself (``external`` False): for queries."""
     return tuple(name for name, traits in _TRAITS.items() if not traits.external)

@@ -48,3 +48,14 @@ def test_researcher_pages__offer_what_the_platform_supports(
     assert (INVITES in batch_page, NOTIFY in batch_page) == (invites, notify)
     assert (PROLIFIC_REASON in assignment_page) == reason
     assert "Reason shown to the worker" in assignment_page
+
+
+@pytest.mark.django_db
+def test_hit_link_without_platform_parameters__names_the_arriving_platforms(client: Client) -> None:
+    batch = make_batch(provider=Platform.MTURK.value, status=Batch.Status.PUBLISHED)
+    response = client.get(f"/hit/{batch.pk}/")
+    assert response.status_code == 403
+    assert (
+        "Open this task from Amazon Mechanical Turk or Prolific, or use the invite link"
+        in response.content.decode()
+    )
