@@ -21,12 +21,13 @@ from urllib.parse import urljoin
 import requests
 
 from crowd.providers import errors
+from crowd.providers.traits import ProlificTraits
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_API_URL = "https://api.prolific.com/api/v1/"
 COMPLETION_URL = "https://app.prolific.com/submissions/complete"
-MIN_REJECTION_MESSAGE = 100
+MIN_REJECTION_MESSAGE = ProlificTraits.min_rejection_chars
 REJECTION_CATEGORIES = frozenset(
     {
         "TOO_QUICKLY",
