@@ -433,6 +433,13 @@ class CrowdProvider(PlatformTraits, abc.ABC):
     def stop(self, batch: PublishedBatch) -> None:
         """Stop the batch: no new worker can start it (MTurk: expire every HIT; Prolific: STOP)."""
 
+    def pause(self, batch: PublishedBatch) -> None:
+        """Hold the batch until ``resume``; by default nothing to tell the platform (crowdqa hands out no
+        work of a paused batch). A platform whose stop is final pauses by stopping (``stop_is_final``)."""
+
+    def resume(self, batch: PublishedBatch) -> None:
+        """List a paused batch again; by default nothing to tell the platform."""
+
     # --- submissions ---------------------------------------------------------------------------------
 
     @abc.abstractmethod

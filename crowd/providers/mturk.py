@@ -238,6 +238,10 @@ class MTurkProvider(MTurkTraits, CrowdProvider):
             mturk_api.update_expiration_for_hit(self.client, hit_id)
             logger.info("Batch(%s) HIT(%s) expired", batch.batch_ref, hit_id)
 
+    def pause(self, batch: PublishedBatch) -> None:
+        """MTurk has no pause: expire the HITs (``stop_is_final``: the batch cannot be listed again)."""
+        self.stop(batch)
+
     def balance_cents(self) -> int:
         """Return the requester's available balance in cents."""
         return mturk_api.get_account_balance(self.client)

@@ -492,11 +492,10 @@ def change_status(batch: Batch, action: str) -> None:
     try:
         if action == "pause":
             _check(batch, Batch.Status.PAUSED)
-            if provider is not None and hasattr(provider, "pause"):
+            if provider is not None:
                 provider.pause(published)
-            elif provider is not None and provider.stop_is_final:
-                provider.stop(published)
-                _set_options(batch, mturk_expired=True)
+                if provider.stop_is_final:
+                    _set_options(batch, mturk_expired=True)
             batch.pause()
         elif action == "resume":
             if batch.options.get("mturk_expired"):
@@ -505,7 +504,7 @@ def change_status(batch: Batch, action: str) -> None:
                     "again; launch a new batch for the remaining work"
                 )
             _check(batch, Batch.Status.PUBLISHED)
-            if provider is not None and hasattr(provider, "resume"):
+            if provider is not None:
                 provider.resume(published)
             batch.publish()
         else:
