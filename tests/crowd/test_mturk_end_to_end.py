@@ -19,7 +19,7 @@ from annotation.models import Assignment, Batch, QAPair
 from annotation.services.batches import BatchSpec
 from crowd.models import Payment
 from crowd.providers.base import PaymentStatus
-from crowd.services.lifecycle import launch, publish
+from crowd.services.lifecycle import LifecycleError, change_status, launch, publish
 from crowd.services.review import approve_assignment, bonus, reject_assignment
 from crowd.services.sync import sync_batch
 from tests.crowd.conftest import answers_for
@@ -124,3 +124,14 @@ def test_mturk__publish_submit_sync_review_bonus(mturk_batch: Batch, fake_mturk_
     assert counts["changed"] == 1 and restored.status == "approved"
     assert Payment.objects.filter(kind="reward").count() == 2
     assert Payment.objects.get(assignment=restored, kind="reward").status == Payment.Status.CONFIRMED
+
+
+def test_mturk__pause_expires_the_hits_and_refuses_resume(mturk_batch: Batch, fake_mturk_server) -> None:  # noqa: ANN001
+    import time
+
+    change_status(mturk_batch, "pause")
+    mturk_batch.refresh_from_db()
+    assert mturk_batch.status == Batch.Status.PAUSED and mturk_batch.options["mturk_expired"] is True
+    assert all(hit["Expiration"] <= time.time() for hit in fake_mturk_server.fake.hits.values())
+    with pytest.raises(LifecycleError, match="cannot be listed again"):
+        change_status(mturk_batch, "resume")

@@ -16,7 +16,7 @@ from annotation.services.batches import BatchSpec
 from crowd.models import Payment, WebhookEvent
 from crowd.providers.base import PaymentStatus
 from crowd.providers.prolific_api import completion_url
-from crowd.services.lifecycle import launch
+from crowd.services.lifecycle import change_status, launch
 from crowd.services.review import ReviewError, approve_assignment, bonus, reject_assignment
 from tests.crowd.conftest import answers_for
 
@@ -116,3 +116,12 @@ def test_prolific__study_submissions_webhooks_review_bonus(
     assert bonus(a1, 20, "Second bonus").status == PaymentStatus.UNCONFIRMED  # never sent again
     assert len(fake.payments) == 2
     assert Payment.objects.get(idempotency_key=f"bonus-{a1.pk}-second-bonus").status == Payment.Status.SENT
+
+
+def test_prolific__pause_and_resume_the_study(prolific_batch: Batch, fake_prolific_server) -> None:  # noqa: ANN001
+    study = fake_prolific_server.fake.studies[prolific_batch.platform_ref]
+    change_status(prolific_batch, "pause")
+    assert study["status"] == "PAUSED" and "mturk_expired" not in prolific_batch.options
+    change_status(prolific_batch, "resume")
+    prolific_batch.refresh_from_db()
+    assert study["status"] == "ACTIVE" and prolific_batch.status == Batch.Status.PUBLISHED
