@@ -64,6 +64,22 @@ def item_id(qa: QAPair) -> str:
 PAIR_CHUNK = 1000
 """Pairs read (with their spans, steps and distractors) per database round trip."""
 
+RECORD_DEFERRED = (
+    "document__text",
+    "document__page_starts",
+    "document__metadata",
+    "assignment__answers",
+    "assignment__draft",
+    "assignment__draft_revisions",
+    "assignment__platform_meta",
+)
+"""Columns of a pair's joined rows that its record never reads (:func:`record_for`).
+
+A syllabus text is tens of kilobytes and is joined to every one of its pairs, and an assignment's
+answers hold the whole submitted form; reading them per pair would cost a release's reading time and
+memory many times over for nothing.
+"""
+
 
 def _check_one_shape(pairs: QuerySet[QAPair]) -> None:
     """Refuse a selection that mixes syllabus-style and multiple-choice pairs.
@@ -179,7 +195,8 @@ class PairRecords(RecordStream):
         order = self.order()
         for start in range(0, len(order), PAIR_CHUNK):
             chunk = order[start : start + PAIR_CHUNK]
-            loaded = {qa.pk: qa for qa in self.pairs.filter(pk__in=list(chunk)).order_by()}
+            selected = self.pairs.filter(pk__in=list(chunk)).defer(*RECORD_DEFERRED).order_by()
+            loaded = {qa.pk: qa for qa in selected}
             yield [loaded[pk] for pk in chunk if pk in loaded]
 
     def __iter__(self) -> Iterator[Record]:

@@ -229,3 +229,28 @@ def test_default_formats_are_every_format_the_builder_writes() -> None:
     from exports.factories import FORMATS
 
     assert ExportRequest.formats == FORMATS
+
+
+def test_release_records_read_no_syllabus_text_or_submitted_form() -> None:
+    """Each pair's chunk query leaves out its syllabus text and its assignment's form; records unchanged."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.models import AnswerSpan
+    from exports.dataset import PairRecords, pairs_for, records_for
+    from tests.factories import make_assignment, make_batch
+
+    corpus = _corpus(documents=3, per_document=2)
+    assignment = make_assignment(batch=make_batch(corpus), answers={"form": "x" * 5000})
+    pairs = QAPair.objects.filter(corpus=corpus).order_by("pk")
+    pairs.update(assignment=assignment)
+    AnswerSpan.objects.create(qa_pair=pairs[0], position=0, text="Office hours on day 0")
+    selection = pairs_for(corpus=corpus)
+    with CaptureQueriesContext(connection) as queries:
+        streamed = list(PairRecords(selection))
+    assert streamed == sorted(records_for(list(selection)), key=lambda r: r.id)
+    assert streamed[0].worker and any(r.answer_spans for r in streamed)
+    joined = [q["sql"] for q in queries.captured_queries if '"annotation_document"' in q["sql"]]
+    assert joined
+    assert not [sql for sql in joined if '"annotation_document"."text"' in sql]
+    assert not [sql for sql in joined if '"annotation_assignment"."answers"' in sql]
