@@ -21,6 +21,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation import question_types as qt
+from annotation.batch_options import check_batch_options
 from annotation.drafts import merge_draft
 from annotation.platforms import Platform
 
@@ -233,7 +234,16 @@ class Batch(models.Model):
     # (MTurk: USD; Prolific: the workspace's currency).
     currency = models.CharField(max_length=3, default="USD")
     platform_ref = models.CharField(max_length=200, blank=True, help_text="Study id or HIT type id.")
+    # Keys and value shapes: annotation/batch_options.py (checked on every save).
     options = models.JSONField(default=dict, blank=True)
+    release = models.ForeignKey(
+        "exports.Release",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="expert_batches",
+        help_text="For expert-answer batches: the release whose questions the experts answer.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -247,6 +257,11 @@ class Batch(models.Model):
 
     def __str__(self) -> str:
         return f"Batch({self.pk}) {self.name}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Save, refusing options outside the schema (``BatchOptionsError`` names the key)."""
+        check_batch_options(self.options)
+        super().save(*args, **kwargs)
 
     def _move(self, target: str) -> None:
         if target not in self.TRANSITIONS[self.status]:

@@ -162,8 +162,8 @@ def create_expert_batch(
             ),
             assignments_per_hit=1,
             time_limit_minutes=time_limit_minutes,
+            release=release,
             options={
-                "release": release.pk,
                 "release_path": str(release_dir),
                 "split": split,
                 "sample": sample,

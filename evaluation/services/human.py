@@ -63,17 +63,14 @@ def expert_batches_for(release: Release, batch: Optional[Batch] = None) -> list[
     if batch is not None:
         if not handler_for(batch.kind).expert_only:
             raise HumanAgreementError(f"Batch({batch.pk}) is a {batch.kind} batch, not expert_answer")
-        if batch.options.get("release") != release.pk:
+        if batch.release_id != release.pk:
             raise HumanAgreementError(
-                f"Batch({batch.pk}) was made for Release({batch.options.get('release')}), not {release}"
+                f"Batch({batch.pk}) was made for Release({batch.release_id}), not {release}"
             )
         return [batch]
-    # Filtered in Python: a JSON key lookup is the one query that differs between SQLite and PostgreSQL.
-    batches = [
-        b
-        for b in Batch.objects.filter(kind__in=kinds_where(lambda h: h.expert_only)).order_by("pk")
-        if b.options.get("release") == release.pk
-    ]
+    batches = list(
+        Batch.objects.filter(kind__in=kinds_where(lambda h: h.expert_only), release=release).order_by("pk")
+    )
     if not batches:
         raise HumanAgreementError(f"no expert_answer batch for release {release} (run create_expert_batch)")
     return batches
