@@ -134,7 +134,12 @@ BATCH_OPTIONS: dict[str, OptionKey] = {
         "the platform references every later platform call rebuilds",
     ),
     "completion_code": OptionKey(_is_str, "a string", "the code a Prolific participant returns with"),
-    "mturk_expired": OptionKey(_is_bool, "true or false", "the batch's HITs were expired on MTurk"),
+    "mturk_expired": OptionKey(
+        _is_bool, "true or false", "the batch was stopped for good on its platform (MTurk HITs expired)"
+    ),
+    "budget_stopped": OptionKey(
+        _is_timestamp, "an ISO 8601 timestamp", "when the batch was paused for reaching its budget cap"
+    ),
     "needs_attention": OptionKey(
         _object({"reason": _is_str, "at": _is_timestamp}),
         'an object {"reason", "at"}',

@@ -33,6 +33,7 @@ def test_options_every_writer_produces_pass() -> None:
             "needs_attention": {"reason": "the study is gone", "at": "2026-11-26T06:00:00+00:00"},
             "expected_bonus_cents": 0,
             "mturk_expired": True,
+            "budget_stopped": "2026-11-26T06:00:00+00:00",
             "release_path": "/releases/x-1.0",
             "split": "test",
             "sample": 5,
