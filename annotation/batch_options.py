@@ -116,6 +116,9 @@ BATCH_OPTIONS: dict[str, OptionKey] = {
         'an object {"n", "seed", "by_document"}',
         "the known-answer questions chosen for each HIT's syllabus",
     ),
+    # A stage-1 batch's settings for the stage-2 batch that validates its questions.
+    "stage2_assignments": OptionKey(_is_count, "a whole number >= 0", "validators per stage-2 question"),
+    "stage2_reward_cents": OptionKey(_is_count, "a whole number >= 0", "the stage-2 reward per HIT"),
     # The platform life cycle.
     "publish_started": OptionKey(
         _is_timestamp, "an ISO 8601 timestamp", "when a publish that is not safe to retry was started"

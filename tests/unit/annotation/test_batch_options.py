@@ -33,6 +33,8 @@ def test_options_every_writer_produces_pass() -> None:
             "needs_attention": {"reason": "the study is gone", "at": "2026-11-26T06:00:00+00:00"},
             "expected_bonus_cents": 0,
             "mturk_expired": True,
+            "stage2_assignments": 2,
+            "stage2_reward_cents": 40,
             "budget_stopped": "2026-11-26T06:00:00+00:00",
             "release_path": "/releases/x-1.0",
             "split": "test",
