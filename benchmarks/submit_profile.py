@@ -33,20 +33,33 @@ from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
 
 from annotation import hit_links  # noqa: E402
+from annotation.hits.sciq_question import QC_OPTIONS  # noqa: E402
 from annotation.importers.mcq import read_sciq  # noqa: E402
 from annotation.models import Corpus, Passage, sha256_text  # noqa: E402
 from annotation.services.assigning import claim_next  # noqa: E402
 from annotation.services.batches import BatchSpec, create_batch  # noqa: E402
 from config.shared_data import shared_data_dir  # noqa: E402
 from crowd.models import Consent, Worker  # noqa: E402
+from filters.qc_common import ERROR  # noqa: E402
+from filters.qc_sciq import SciQItem, check_item  # noqa: E402
+
+
+def _passes_hit_qc(passage: str, question: str, answer: str) -> bool:
+    """True when the HIT page would accept this question (no QC error), so every submit is stored."""
+    qc = check_item(SciQItem(id="x", question=question, answer=answer, passage=passage), QC_OPTIONS)
+    return not any(issue.severity == ERROR for issue in qc.issues)
 
 
 def load(root: Path, count: int) -> dict[str, tuple[str, str]]:
-    """Accepted SciQ passages of 25-110 words; passage text -> (question, answer)."""
+    """Accepted SciQ passages of 25-110 words whose question the HIT accepts: text -> (question, answer)."""
     corpus = Corpus.objects.create(name="sciq", kind=Corpus.Kind.TEXTBOOK)
     chosen: dict[str, tuple[str, str]] = {}
     for record in read_sciq(root, splits=("val",)):
-        if 25 <= len(record.passage.split()) <= 110 and record.passage not in chosen:
+        if (
+            25 <= len(record.passage.split()) <= 110
+            and record.passage not in chosen
+            and _passes_hit_qc(record.passage, record.question, record.answer)
+        ):
             chosen[record.passage] = (record.question, record.answer)
         if len(chosen) == count:
             break
