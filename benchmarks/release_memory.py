@@ -16,8 +16,8 @@ HITs are. Rows are written with bulk inserts. A second, fresh child then runs th
 ``manage.py export_release --corpus ...`` (all formats, card, privacy scan, manifest) into a temporary
 folder. Its peak RSS (``ru_maxrss`` from ``wait4``), CPU time, wall time and the size of the release are
 printed, one line per size, then one JSON line with every figure. The database and files are removed
-whatever happens. Target (crowdqa issue 18): peak RSS under 1 GB for 1,000,000 pairs and not growing
-with N; time linear in N.
+whatever happens, also when the run is interrupted (Ctrl-C, SIGTERM). Target: peak RSS under 1 GB for
+1,000,000 pairs and not growing with N; time linear in N.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -276,7 +277,12 @@ def _measured(command: list[str], env: dict[str, str], log: Path) -> dict[str, A
     with log.open("wb") as out:
         t0 = time.perf_counter()
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(process.pid, 0)
+        try:
+            _, status, usage = os.wait4(process.pid, 0)
+        except BaseException:  # interrupted: stop the export before its database and folder are removed
+            process.kill()
+            process.wait()
+            raise
         wall = time.perf_counter() - t0
     process.returncode = os.waitstatus_to_exitcode(status)
     return {
@@ -353,6 +359,8 @@ def main() -> None:
     )
     parser.add_argument("--fill", type=int, help=argparse.SUPPRESS)  # the filling child
     args = parser.parse_args()
+    # A terminated run still removes its database and files (the ``finally`` of :func:`measure`).
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     if args.fill is not None:
         print(json.dumps(fill(args.fill)))
         return
