@@ -11,10 +11,15 @@ in bounded chunks too. For SciQ-style pairs, :func:`suggestions_for` also reads 
 
 from __future__ import annotations
 
+import os
+import pickle
+import tempfile
+import weakref
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Optional, Union
+from pathlib import Path
+from typing import Any, BinaryIO, Optional, Union
 
 from django.db import connection
 from django.db.models import Case, CharField, F, Q, QuerySet, Value, When
@@ -157,9 +162,12 @@ def _item_id_key() -> Any:
 class PairRecords(RecordStream):
     """The release records of a pair selection, read from the database in chunks, in release order.
 
-    The order is taken once (pair ids only, 8 bytes a pair); each pass then reads the pairs
+    The order is taken once (pair ids only, 8 bytes a pair); the first pass then reads the pairs
     :data:`PAIR_CHUNK` at a time with their spans, steps and distractors, so memory does not grow
-    with the selection.
+    with the selection. A release takes several passes (survey, leak check, writing); building a
+    record from its ORM rows costs far more than reading it back, so the first complete pass also
+    writes every record to a temporary file (:class:`_RecordSpill`) and later passes read that file.
+    Every pass therefore sees the same records, even if the database changes meanwhile.
 
     Args:
         pairs: the selection (:func:`pairs_for`).
@@ -174,6 +182,7 @@ class PairRecords(RecordStream):
         self.pairs = pairs
         self.sorted_by_id = not source_order
         self._order: Optional[array[int]] = None
+        self._spill: Optional[_RecordSpill] = None
 
     def order(self) -> array[int]:
         """Pair primary keys in release order."""
@@ -200,8 +209,48 @@ class PairRecords(RecordStream):
             yield [loaded[pk] for pk in chunk if pk in loaded]
 
     def __iter__(self) -> Iterator[Record]:
+        if self._spill is not None:
+            yield from self._spill
+            return
+        spill = _RecordSpill()
         for chunk in self.pair_chunks():
-            yield from (record_for(qa) for qa in chunk)
+            for qa in chunk:
+                record = record_for(qa)
+                spill.add(record)
+                yield record
+        spill.finish()
+        self._spill = spill
+
+
+class _RecordSpill:
+    """Records written one by one to a private temporary file, read back in order by any number of passes.
+
+    The file is removed when the spill is garbage-collected (or at exit); an unfinished spill (a pass
+    abandoned half-way) is never read.
+    """
+
+    def __init__(self) -> None:
+        handle, name = tempfile.mkstemp(prefix="crowdqa-records-", suffix=".pickle")
+        self.path = Path(name)
+        self._file: Optional[BinaryIO] = os.fdopen(handle, "wb")
+        self._cleanup = weakref.finalize(self, self.path.unlink, missing_ok=True)
+
+    def add(self, record: Record) -> None:
+        assert self._file is not None, "the spill is finished"
+        pickle.dump(record, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def finish(self) -> None:
+        assert self._file is not None, "the spill is finished"
+        self._file.close()
+        self._file = None
+
+    def __iter__(self) -> Iterator[Record]:
+        with self.path.open("rb") as handle:
+            while True:
+                try:
+                    yield pickle.load(handle)  # noqa: S301 (this process wrote the file, mode 0600)
+                except EOFError:
+                    return
 
 
 def _released_distractors(qa: QAPair) -> list[Distractor]:

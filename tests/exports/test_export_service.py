@@ -4,6 +4,7 @@ safe retries, the command's exit codes and the card's title."""
 from __future__ import annotations
 
 import json
+import tempfile
 from io import StringIO
 from pathlib import Path
 
@@ -254,3 +255,30 @@ def test_release_records_read_no_syllabus_text_or_submitted_form() -> None:
     assert joined
     assert not [sql for sql in joined if '"annotation_document"."text"' in sql]
     assert not [sql for sql in joined if '"annotation_assignment"."answers"' in sql]
+
+
+def test_release_records_are_read_from_the_database_once_per_export() -> None:
+    """Later passes (leak check, writing) read the first pass's spill: no query, the same records, even
+    after the pairs change; an abandoned first pass leaves nothing to read and its file is removed."""
+    import gc
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from exports.dataset import PairRecords, pairs_for
+
+    corpus = _corpus(documents=3, per_document=2)
+    stream = PairRecords(pairs_for(corpus=corpus))
+    abandoned = iter(stream)
+    next(abandoned)
+    spill_files = {p for p in Path(tempfile.gettempdir()).glob("crowdqa-records-*.pickle")}
+    del abandoned
+    gc.collect()
+    assert not set(Path(tempfile.gettempdir()).glob("crowdqa-records-*.pickle")) & spill_files
+    first = list(stream)
+    QAPair.objects.filter(corpus=corpus).update(question="changed")
+    with CaptureQueriesContext(connection) as queries:
+        second, third = list(stream), list(stream)
+    assert len(queries) == 0
+    assert first == second == third and len(first) == 6
+    assert "changed" not in {r.question for r in first}
