@@ -111,6 +111,10 @@ def test_syllabus_hit__keyboard_only(
                 page.keyboard.press("Alt+s")
                 expect(page.locator(f"#qa-{i}-span-{j}")).to_have_value(text)
                 expect(page.locator(f"[name='qa-{i}-span-{j}-start']")).not_to_have_value("")
+                # Its notice shows at once for a reader who asked for reduced motion (no fade).
+                toast = page.locator(".syl-toast")
+                expect(toast).to_contain_text("Added span")
+                assert toast.evaluate("el => getComputedStyle(el).transitionDuration") == "0s"
                 continue
             tab_to(page, f"#qa-{i}-span-{j}")
             page.keyboard.insert_text(text)  # pasted from the syllabus
