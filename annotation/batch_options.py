@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Optional
 
 Check = Callable[[Any], bool]
 
@@ -62,13 +62,13 @@ def _list_of(check: Check) -> Check:
     return checked
 
 
-def _object(required: Mapping[str, Check], optional: Mapping[str, Check] = {}) -> Check:  # noqa: B006
+def _object(required: Mapping[str, Check], optional: Optional[Mapping[str, Check]] = None) -> Check:
     """A JSON object with ``required`` keys (and ``optional`` ones), each value passing its check."""
+    known = {**required, **(optional or {})}
 
     def checked(value: Any) -> bool:
         if not isinstance(value, dict) or not set(required) <= set(value):
             return False
-        known = {**required, **optional}
         return all(key in known and known[key](item) for key, item in value.items())
 
     return checked
