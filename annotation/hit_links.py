@@ -38,26 +38,25 @@ def _unsign(token: str, salt: str) -> int:
         raise Http404("This HIT link is not valid.") from exc
 
 
-def assignment_for(token: str) -> Assignment:
+def assignment_for(token: str, lock: bool = False) -> Assignment:
     """The assignment a token names, with its HIT, batch, corpus, document and worker.
 
     One statement: it also answers whether the worker has consented to the batch (``has_consent``),
-    which every HIT page asks next.
+    which every HIT page asks next. With ``lock`` (inside a transaction) the same statement takes the
+    assignment's row lock (the assignment row only), so a caller that writes it needs no second read.
 
     Raises:
         Http404: for a forged, truncated or unknown token (no hint about which).
     """
     pk = _unsign(token, SALT)
     consent = Consent.objects.filter(worker=OuterRef("worker_id"), batch=OuterRef("hit__batch_id"))
-    assignment = (
-        Assignment.objects.select_related("hit__batch__corpus", "hit__document", "worker")
-        .annotate(has_consent=Exists(consent))
-        .filter(pk=pk)
-        .first()
-    )
-    if assignment is None:
-        raise Http404("This HIT link is not valid.")
-    return assignment
+    query = Assignment.objects.select_related("hit__batch__corpus", "hit__document", "worker")
+    if lock:
+        query = query.select_for_update(of=("self",))
+    try:
+        return query.annotate(has_consent=Exists(consent)).get(pk=pk)
+    except Assignment.DoesNotExist as exc:
+        raise Http404("This HIT link is not valid.") from exc
 
 
 def url_for(assignment: Assignment, name: str = "hits:assignment") -> str:

@@ -173,20 +173,16 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
         )
     try:
         with transaction.atomic():
-            # One statement for the row lock and everything the handler stores with (the HIT, its batch
-            # and corpus, the worker for the response); only the assignment row is locked.
-            locked = (
-                Assignment.objects.select_for_update(of=("self",))
-                .select_related("hit__batch__corpus", "hit__document", "worker")
-                .get(pk=assignment.pk)
-            )
+            # The submit's conditional UPDATE is the row lock: a double submission or an expiry that
+            # won the race leaves nothing to store, and the page says what happened instead. The
+            # handler stores with the HIT, batch, corpus and worker the signed link's read brought.
             try:
-                locked.submit(fields)
+                assignment.submit(fields)
             except IllegalTransition:
-                return _after_submit(request, locked)
-            handler.store(locked, check)
-            locked.hit.complete_if_done()
-            transaction.on_commit(lambda: _after_commit(locked.pk))
+                return _closed_response(request, assignment) or _after_submit(request, assignment)
+            handler.store(assignment, check)
+            assignment.hit.complete_if_done()
+            transaction.on_commit(lambda: _after_commit(assignment.pk))
     except HitConflict as exc:
         assignment.refresh_from_db()
         assignment.save_draft(fields, _revisions(request, fields))
@@ -194,8 +190,8 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
         return render(
             request, handler.template_name, _page_context(assignment.hit, handler, assignment, check)
         )
-    logger.info("Worker(%s) submitted Assignment(%s)", locked.worker_id, locked.pk)
-    return _after_submit(request, locked)
+    logger.info("Worker(%s) submitted Assignment(%s)", assignment.worker_id, assignment.pk)
+    return _after_submit(request, assignment)
 
 
 def _after_commit(assignment_id: int) -> None:
@@ -253,19 +249,18 @@ def save_draft(request: HttpRequest, token: str) -> JsonResponse:
     worker (:func:`annotation.services.admission.admit_link`); only an accepted, unexpired assignment
     takes a draft.
     """
-    assignment = hit_links.assignment_for(token)
-    try:
-        admission.admit_link(assignment)
-    except admission.Refused as exc:
-        return JsonResponse({"saved": False, "error": str(exc)}, status=exc.status)
-    handler = handler_for(assignment.hit.batch.kind)
-    fields = handler.fields_from(request.POST)
     with transaction.atomic():
-        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
-        if locked.is_overdue or locked.status != Assignment.Status.ACCEPTED:
-            return JsonResponse({"saved": False, "status": locked.status}, status=409)
-        locked.save_draft(fields, _revisions(request, fields))
-    return JsonResponse({"saved": True, "saved_at": locked.draft_saved_at.isoformat()})
+        # The link's read takes the row lock, so out-of-order saves merge one after the other.
+        assignment = hit_links.assignment_for(token, lock=True)
+        try:
+            admission.admit_link(assignment)
+        except admission.Refused as exc:
+            return JsonResponse({"saved": False, "error": str(exc)}, status=exc.status)
+        if assignment.is_overdue or assignment.status != Assignment.Status.ACCEPTED:
+            return JsonResponse({"saved": False, "status": assignment.status}, status=409)
+        fields = handler_for(assignment.hit.batch.kind).fields_from(request.POST)
+        assignment.save_draft(fields, _revisions(request, fields))
+    return JsonResponse({"saved": True, "saved_at": assignment.draft_saved_at.isoformat()})
 
 
 @csrf_exempt

@@ -490,15 +490,29 @@ class Assignment(models.Model):
     def submit(self, answers: dict[str, Any], now: Optional[Any] = None) -> None:
         """Store the final answers and the time on task.
 
+        The write is one conditional UPDATE (``WHERE status = 'accepted'``): it takes the row lock and
+        checks the stored status in the same statement, so of two submissions racing each other, or a
+        submission racing the expiry, exactly one wins without a locking read before it. Call it inside
+        the transaction that stores what the submission holds.
+
         Raises:
-            IllegalTransition: unless the assignment is accepted.
+            IllegalTransition: unless the assignment is accepted, in memory and in the database (the
+                status is then refreshed from the database).
         """
-        self._move(self.Status.SUBMITTED)
+        if self.Status.SUBMITTED not in self.TRANSITIONS[self.status]:
+            raise IllegalTransition(self, self.status, self.Status.SUBMITTED)
         now = now or timezone.now()
-        self.answers = answers
-        self.submitted_at = now
-        self.time_on_task_seconds = max(0.0, (now - self.accepted_at).total_seconds())
-        self.save(update_fields=["status", "answers", "submitted_at", "time_on_task_seconds"])
+        values = {
+            "status": self.Status.SUBMITTED,
+            "answers": answers,
+            "submitted_at": now,
+            "time_on_task_seconds": max(0.0, (now - self.accepted_at).total_seconds()),
+        }
+        if not type(self).objects.filter(pk=self.pk, status=self.Status.ACCEPTED).update(**values):
+            self.refresh_from_db(fields=["status"])
+            raise IllegalTransition(self, self.status, self.Status.SUBMITTED)
+        for name, value in values.items():
+            setattr(self, name, value)
 
     submit.alters_data = True  # type: ignore[attr-defined]
 

@@ -138,6 +138,31 @@ def test_submit__stored_once_then_link_closed(client, batch: Batch) -> None:  # 
     assert late.status_code == 409 and late.json()["status"] == "submitted"
 
 
+def test_submit__expired_between_check_and_store_says_time_is_up(
+    client, batch: Batch, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The expiry job takes the assignment while its submission is being checked: nothing is stored,
+    and the worker is told the time ran out rather than thanked."""
+    from annotation.hits.sciq_question import SciQQuestionHandler
+
+    assignment = claim_next(batch, make_worker("a"))
+    Consent.objects.create(worker=assignment.worker, batch=batch)
+    checked = SciQQuestionHandler.checked
+
+    def expiring_check(self, hit, current, fields):  # type: ignore[no-untyped-def]
+        result = checked(self, hit, current, fields)
+        Assignment.objects.get(pk=current.pk).expire()
+        return result
+
+    monkeypatch.setattr(SciQQuestionHandler, "checked", expiring_check)
+    response = client.post(hit_links.url_for(assignment), _valid(assignment))
+    assert response.status_code == 410 and "Time is up" in response.content.decode()
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.EXPIRED and assignment.answers == {}
+    assert assignment.qa_pairs.count() == 0
+    assert not assignment.hit.passages.filter(used_by__isnull=False).exists()
+
+
 def test_submit__prolific_redirects_to_completion(client, batch: Batch) -> None:  # type: ignore[no-untyped-def]
     _on(batch, "prolific", "study1")
     batch.options = {"completion_code": "C0DE42"}

@@ -23,6 +23,24 @@ class TestAssignmentStatus:
         assert assignment.answers == {"question": "Q?"}
         assert assignment.time_on_task_seconds == pytest.approx(90)
 
+    def test_submit__a_stale_copy_loses_to_the_stored_status(self) -> None:
+        """Two copies of one accepted assignment (two requests): the second submit changes nothing."""
+        assignment = make_assignment()
+        stale = Assignment.objects.get(pk=assignment.pk)
+        assignment.submit({"question": "First?"})
+        with pytest.raises(IllegalTransition, match="cannot go from 'submitted' to 'submitted'"):
+            stale.submit({"question": "Second?"})
+        assert stale.status == Assignment.Status.SUBMITTED  # refreshed from the row
+        assert Assignment.objects.get(pk=assignment.pk).answers == {"question": "First?"}
+
+    def test_submit__after_the_expiry_job_won_the_race_is_refused(self) -> None:
+        assignment = make_assignment(expires_at=timezone.now() - timedelta(seconds=1))
+        Assignment.objects.get(pk=assignment.pk).expire()  # the periodic job, from its own copy
+        with pytest.raises(IllegalTransition):
+            assignment.submit({"question": "Late?"})
+        stored = Assignment.objects.get(pk=assignment.pk)
+        assert (stored.status, stored.answers, stored.submitted_at) == ("expired", {}, None)
+
     @pytest.mark.parametrize(
         "path",
         [
