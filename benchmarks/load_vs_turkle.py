@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import secrets
 import signal
 import socket
@@ -237,6 +238,59 @@ def start(
     return process
 
 
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu(pid: int, waited_children: bool = False) -> float:
+    """CPU seconds (user + system) of a process, plus those of its exited, reaped children if asked."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:  # the process ended between listing and reading
+        return 0.0
+    used = int(fields[11]) + int(fields[12])  # utime, stime
+    if waited_children:
+        used += int(fields[13]) + int(fields[14])  # cutime, cstime
+    return used / TICKS
+
+
+def machine_busy() -> float:
+    """CPU seconds the whole machine spent busy (all cores, everything but idle and iowait)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return (sum(values) - values[3] - values[4]) / TICKS
+
+
+def postmaster_pid(url: str) -> int:
+    """The PostgreSQL server process (the parent of this connection's backend), on this machine."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+    return int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+class CpuMeter:
+    """CPU spent during a round by the system's web workers, the database server and the load generator.
+
+    The database's share counts every PostgreSQL process, including backends that ended during the
+    round (their time is added to the server process's reaped-children total), so a system that opens a
+    connection per request is charged for it. Only one system runs at a time, so the server's work in a
+    round is that system's.
+    """
+
+    def __init__(self, web_master: int, postmaster: int) -> None:
+        self.web_master, self.postmaster = web_master, postmaster
+
+    def snapshot(self) -> dict[str, float]:
+        return {
+            "web": sum(process_cpu(p) for p in children(self.web_master)),
+            "database": process_cpu(self.postmaster, waited_children=True)
+            + sum(process_cpu(p) for p in children(self.postmaster)),
+            "load generator": resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
+            + resource.getrusage(resource.RUSAGE_CHILDREN).ru_stime,
+            "machine": machine_busy(),
+        }
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     if not ordered:
@@ -245,8 +299,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
-def run_round(system: str, number: int, host: str, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+def run_round(
+    system: str, number: int, host: str, work: Path, args: argparse.Namespace, meter: CpuMeter
+) -> dict[str, Any]:
     out = work / f"times-{system}-{number}.json"
+    before = meter.snapshot()
     subprocess.run(
         [
             sys.executable,
@@ -258,8 +315,10 @@ def run_round(system: str, number: int, host: str, work: Path, args: argparse.Na
         check=True,
         timeout=args.seconds + 120,
     )
+    after = meter.snapshot()
     result = json.loads(out.read_text())
     result["load"] = os.getloadavg()[0]
+    result["cpu"] = {k: after[k] - before[k] for k in before}
     return result
 
 
@@ -276,6 +335,8 @@ def summary(result: dict[str, Any]) -> dict[str, float]:
     # "page" is the whole page wait; where it took two requests, "page1" and "page2" count them
     requests = sum(len(v) for k, v in times.items() if not (k == "page" and "page1" in times))
     row["requests_per_s"] = requests / result["seconds"]
+    for part, seconds in result.get("cpu", {}).items():
+        row[f"cpu_{part}"] = seconds * 1000 / max(requests, 1)
     return row
 
 
@@ -411,11 +472,13 @@ def main() -> None:
         time.sleep(2)
         start_rss = {s: [rss_mb(p) for p in children(m.pid)] for s, m in masters.items()}
 
+        postmaster = postmaster_pid(crowdqa_db)
+        meters = {s: CpuMeter(m.pid, postmaster) for s, m in masters.items()}
         results: dict[str, list[dict[str, Any]]] = {s: [] for s in SYSTEMS}
         for number in range(total_rounds):
             order = SYSTEMS if number % 2 else SYSTEMS[::-1]
             for system in order:
-                result = run_round(system, number, hosts[system], work, args)
+                result = run_round(system, number, hosts[system], work, args, meters[system])
                 row = summary(result)
                 label = "warm-up" if number == 0 else f"round {number}"
                 print(
@@ -424,7 +487,8 @@ def main() -> None:
                     f"{row['submit_n']} submits ({row['submits_per_s']:.1f}/s, "
                     f"{row['requests_per_s']:.1f} requests/s), "
                     f"{row['failed']} failed, {result['seconds']:.0f} s"
-                    f"{' (time limit hit)' if result['timed_out'] else ''}, load {result['load']:.1f}",
+                    f"{' (time limit hit)' if result['timed_out'] else ''}, load {result['load']:.1f}; "
+                    "CPU ms per request: " + ", ".join(f"{k} {row[f'cpu_{k}']:.1f}" for k in result["cpu"]),
                     flush=True,
                 )
                 if number:
@@ -461,6 +525,10 @@ def main() -> None:
         )
         for key, values in ratios.items():
             print(f"  {key}: {statistics.median(values):.2f} (range {min(values):.2f}-{max(values):.2f})")
+        print("CPU ms per HTTP request, median over the counted rounds (crowdqa / Turkle):")
+        for part in results["crowdqa"][0]["cpu"]:
+            medians = [statistics.median(summary(r)[f"cpu_{part}"] for r in results[s]) for s in SYSTEMS]
+            print(f"  {part}: {medians[0]:.1f} / {medians[1]:.1f}")
         for system in SYSTEMS:
             print(
                 f"{system} web workers RSS: at start "
