@@ -27,7 +27,6 @@ from evaluation.schema import QUESTION_TYPES, SYSTEMS, Prediction, ProgressCallb
 logger = logging.getLogger(__name__)
 
 
-
 @dataclass(frozen=True)
 class SystemOptions:
     """Knobs of :func:`run_system`; the defaults reproduce the paper.

@@ -51,9 +51,7 @@ def pairs_for(
         pairs = pairs.filter(corpus=corpus)
     chosen = [b.pk for b in ([batch] if batch is not None else []) + list(batches)]
     if chosen:
-        pairs = pairs.filter(
-            assignment__hit__batch__in=chosen, assignment__status=Assignment.Status.APPROVED
-        )
+        pairs = pairs.filter(assignment__hit__batch__in=chosen, assignment__status=Assignment.Status.APPROVED)
     return (
         pairs.select_related("document", "passage", "assignment__worker")
         .prefetch_related("spans", "steps", "distractors", "validations")
@@ -325,8 +323,10 @@ def suggestions_of_selection(pairs: QuerySet[QAPair]) -> dict[str, ItemSuggestio
 
     Memory grows with the questions that were offered suggestions or validated, not with the release.
     """
-    candidates = _plain(pairs).filter(question_type=qt.SCIQ).filter(
-        Q(distractors__origin=Distractor.Origin.MODEL) | Q(validations__isnull=False)
+    candidates = (
+        _plain(pairs)
+        .filter(question_type=qt.SCIQ)
+        .filter(Q(distractors__origin=Distractor.Origin.MODEL) | Q(validations__isnull=False))
     )
     ids = array("q", candidates.order_by("pk").values_list("pk", flat=True).distinct().iterator(10_000))
     logs: dict[str, ItemSuggestions] = {}
@@ -370,7 +370,10 @@ def in_source_order(pairs: Sequence[QAPair]) -> list[QAPair]:
 def _documents(pairs: QuerySet[QAPair]) -> QuerySet[Document]:
     """The documents the selected syllabus-style pairs refer to, by pk."""
     return Document.objects.filter(
-        pk__in=_plain(pairs).exclude(question_type=qt.SCIQ).filter(document__isnull=False).values("document_id")
+        pk__in=_plain(pairs)
+        .exclude(question_type=qt.SCIQ)
+        .filter(document__isnull=False)
+        .values("document_id")
     ).order_by("pk")
 
 

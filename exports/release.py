@@ -423,9 +423,11 @@ class _SplitFiles:
             self.original_path = f"{SCIQ_DIR}/{SCIQ_FILES[split]}"
             self.original = SciQJsonWriter(root / self.original_path)
         self.suggestions_path = SUGGESTIONS_FILE.format(split=split) if with_suggestions else None
-        self.suggestions = (root / self.suggestions_path).open("w", encoding="utf-8", newline="\n") if (
-            self.suggestions_path
-        ) else None
+        self.suggestions = (
+            (root / self.suggestions_path).open("w", encoding="utf-8", newline="\n")
+            if (self.suggestions_path)
+            else None
+        )
         self.suggestion_rows = 0
         self.index_path = root / f".index-{split}.part"
         self.index = self.index_path.open("w", encoding="utf-8")

@@ -78,17 +78,23 @@ def requeue_lost_followups(now: Optional[Any] = None, connection: Any = None) ->
     """Re-queue every follow-up a killed worker lost; returns the assignment and pair ids re-queued."""
     now = now or timezone.now()
     settled = now - time_limit()
-    submitted = Assignment.objects.filter(
-        submitted_at__gte=now - SWEEP_WINDOW, submitted_at__lt=settled
-    ).order_by("pk").values_list("pk", flat=True)
+    submitted = (
+        Assignment.objects.filter(submitted_at__gte=now - SWEEP_WINDOW, submitted_at__lt=settled)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
     assignments = _lost({after_submission_id(pk): pk for pk in submitted}, now)
-    accepted = QAPair.objects.filter(
-        status=QAPair.Status.ACCEPTED,
-        assignment__hit__batch__kind__in=kinds_where(lambda h: h.stage2_kind is not None),
-        assignment__reviewed_at__gte=now - SWEEP_WINDOW,
-        assignment__reviewed_at__lt=settled,
-        validation_hits__isnull=True,
-    ).order_by("pk").values_list("pk", flat=True)
+    accepted = (
+        QAPair.objects.filter(
+            status=QAPair.Status.ACCEPTED,
+            assignment__hit__batch__kind__in=kinds_where(lambda h: h.stage2_kind is not None),
+            assignment__reviewed_at__gte=now - SWEEP_WINDOW,
+            assignment__reviewed_at__lt=settled,
+            validation_hits__isnull=True,
+        )
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
     pairs = _lost({validation_hit_id(pk): pk for pk in accepted}, now)
     for pk in assignments:
         queue_after_submission(pk, connection=connection)

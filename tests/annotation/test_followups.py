@@ -43,7 +43,9 @@ def _result(assignment: Assignment, status: str, minutes_ago: float) -> None:
 
 
 def test_sweep__requeues_missing_and_stale_started_only(
-    queued: list[int], batch: Batch, settings  # noqa: ANN001
+    queued: list[int],
+    batch: Batch,
+    settings,  # noqa: ANN001
 ) -> None:
     settings.CROWDQA_FOLLOWUP_TIME_LIMIT = 600
     missing = _submitted(batch, "missing", 30)

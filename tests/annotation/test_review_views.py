@@ -10,6 +10,7 @@ from crowd.models import Payment
 
 pytestmark = pytest.mark.django_db
 
+
 @pytest.fixture
 def staff(client):  # type: ignore[no-untyped-def]
     user = get_user_model().objects.create_user(

@@ -67,7 +67,7 @@ def test_prolific_batch_on_a_gbp_workspace__estimate_and_ledger_in_gbp(
     assert "Bonus of 0.30 GBP for submission" in paid and "hundredths of GBP" in paid
     page = client.get(f"/batches/{batch.pk}/").content.decode()
     assert "reward 0.50 GBP" in page and "USD" not in page and "¢" not in page
-    assert "<td class=\"num\">0.50 GBP</td>" in client.get("/").content.decode()  # the overview's row
+    assert '<td class="num">0.50 GBP</td>' in client.get("/").content.decode()  # the overview's row
     form = {
         "kind": "sciq_question",
         "provider": "prolific",

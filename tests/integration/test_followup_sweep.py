@@ -82,7 +82,10 @@ def _submission() -> Assignment:
 
 @pytest.mark.parametrize("broker", ["filesystem", "redis"])
 def test_killed_worker__the_sweep_requeues_the_lost_qc(
-    broker: str, request, celery_worker_process, tmp_path: Path  # type: ignore[no-untyped-def]
+    broker: str,
+    request,
+    celery_worker_process,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
 ) -> None:
     assignment = _submission()
     var_dir = tmp_path / "var"
