@@ -42,12 +42,18 @@ def after_submission(assignment_id: int) -> dict[str, Any]:
 
     The submission itself is already committed when this runs, so a failure here loses nothing: the
     pairs simply stay unflagged until the next ``run_qc --batch``.
+
+    It also completes the HIT once every slot holds submitted work. The submission's transaction
+    checks that too, but it cannot see another submission committing at the same moment, so the last
+    two submissions of a HIT racing each other could both leave it open; each job runs after its
+    submission committed, and the later of the two sees both.
     """
     from annotation.hits import handler_for
     from annotation.models import QAPair
     from filters.services import qc_queryset
 
     assignment = Assignment.objects.select_related("hit__batch").get(pk=assignment_id)
+    assignment.hit.complete_if_done()
     handler = handler_for(assignment.hit.batch.kind)
     if not handler.runs_qc:
         return {"assignment": assignment_id, "pairs": 0, "flagged": 0}
