@@ -8,9 +8,10 @@ claimed HITs: it opens a HIT's page, submits the passage's real SciQ question an
 its next HIT without pause. Rounds are bounded (``--hits`` HITs per user, ``--seconds`` at most) and
 alternate between the systems (crowdqa first in odd rounds, Turkle first in even ones), after one
 warm-up round each that is not counted. Per round the script prints p50/p95 of the page and the submit
-for each system and the crowdqa/Turkle ratios; then the median of the per-round ratios, the resident
-memory of every web worker after the load (``/proc``), the load average, and whether every
-acknowledged submission is stored.
+for each system and the crowdqa/Turkle ratios, with the CPU each HTTP request cost the system's web
+workers, the PostgreSQL server, the load generator and the whole machine (``/proc``, :class:`CpuMeter`);
+then the median of the per-round ratios and CPU figures, the resident memory of every web worker after
+the load, the load average, and whether every acknowledged submission is stored.
 
 "Page" is what a worker waits for before seeing the HIT: crowdqa's signed link (one request); Turkle's
 assignment page plus the iframe that holds the task form (two requests; Turkle's first request alone is
