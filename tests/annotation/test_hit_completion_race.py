@@ -15,6 +15,7 @@ from django.db import connection, transaction
 from annotation.models import HIT, Assignment
 from annotation.tasks import after_submission
 from tests.factories import make_assignment, make_batch, make_worker
+from tests.threads import run_in_threads
 
 
 def _two_slot_hit() -> tuple[HIT, list[Assignment]]:
@@ -40,14 +41,8 @@ def test_last_two_submissions_racing__both_checks_miss_and_the_job_completes_the
                 both_checked.wait()  # neither commits before both have checked
         except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
             failures.append(exc)
-        finally:
-            connection.close()
 
-    threads = [threading.Thread(target=submit, args=(a,)) for a in assignments]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(submit, ((a,) for a in assignments))
     assert not failures, failures
     assert completed == [False, False]
     assert HIT.objects.get(pk=hit.pk).status == HIT.Status.OPEN  # the race, as the requests leave it

@@ -18,6 +18,7 @@ from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
 from crowd.invites import InviteError, create_invites, find_invite, redeem
 from crowd.models import Qualification, Worker
 from tests.factories import make_corpus, make_document, make_textbook, make_worker
+from tests.threads import run_in_threads
 
 pytestmark = pytest.mark.django_db
 
@@ -206,14 +207,8 @@ def test_claim_next__concurrent_workers_get_different_passages() -> None:
         except ClaimRefused as exc:
             with lock:
                 refused.append(str(exc))
-        finally:
-            connection.close()
 
-    threads = [threading.Thread(target=ask, args=(w,)) for w in workers]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(ask, ((w,) for w in workers))
     assert len(won) == 4 and len(set(won)) == 4, (won, refused)
     assert len(refused) == 4
     passages = [

@@ -23,6 +23,7 @@ from crowd.providers.fake import FakeProvider
 from crowd.services.ledger import LedgerError, PaymentBusyError, payment_claim
 from crowd.services.review import bonus
 from tests.factories import make_assignment, make_batch, make_textbook, make_worker
+from tests.threads import run_in_threads
 
 
 def _bonus_ready(monkeypatch: pytest.MonkeyPatch) -> tuple[FakeProvider, Assignment]:
@@ -79,14 +80,8 @@ def test_bonus__concurrent_requests_same_key_pay_once(monkeypatch: pytest.Monkey
         except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
             with lock:
                 failures.append(exc)
-        finally:
-            connection.close()
 
-    threads = [threading.Thread(target=pay) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(pay, [(), ()])
     assert not failures, failures
     assert len(fake.paid) == 1
     assert sorted(results) == [PaymentStatus.ALREADY_PAID.value, PaymentStatus.PAID.value]
