@@ -167,7 +167,7 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
     fields = handler.fields_from(request.POST)
     check = handler.checked(assignment.hit, assignment, fields)
     if not check.ok:
-        assignment.save_draft(fields, _revisions(request, fields))
+        assignment = _keep_as_draft(request, token, fields)
         return render(
             request, handler.template_name, _page_context(assignment.hit, handler, assignment, check)
         )
@@ -184,14 +184,27 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
             assignment.hit.complete_if_done()
             transaction.on_commit(lambda: _after_commit(assignment.pk))
     except HitConflict as exc:
-        assignment.refresh_from_db()
-        assignment.save_draft(fields, _revisions(request, fields))
+        assignment = _keep_as_draft(request, token, fields)
         check.error("__all__", str(exc))
         return render(
             request, handler.template_name, _page_context(assignment.hit, handler, assignment, check)
         )
     logger.info("Worker(%s) submitted Assignment(%s)", assignment.worker_id, assignment.pk)
     return _after_submit(request, assignment)
+
+
+def _keep_as_draft(request: HttpRequest, token: str, fields: dict[str, Any]) -> Assignment:
+    """Merge a submission that was not stored into the draft, under the row lock as autosave does.
+
+    The merge starts from the stored draft read under the lock, not from the copy read before the
+    check, so an edit saved meanwhile from another tab with a newer revision is kept. Returns the
+    assignment as stored, for the page that shows the problems.
+    """
+    with transaction.atomic():
+        locked = hit_links.assignment_for(token, lock=True)
+        if locked.status == Assignment.Status.ACCEPTED:
+            locked.save_draft(fields, _revisions(request, fields))
+    return locked
 
 
 def _after_commit(assignment_id: int) -> None:

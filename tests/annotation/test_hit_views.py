@@ -163,6 +163,33 @@ def test_submit__expired_between_check_and_store_says_time_is_up(
     assert not assignment.hit.passages.filter(used_by__isnull=False).exists()
 
 
+def test_submit__not_accepted_keeps_a_newer_edit_saved_meanwhile_from_another_tab(
+    client, batch: Batch, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """An invalid submission becomes the draft, merged with what is stored when it is written: another
+    tab's autosave of a newer edit, landing while the submission is checked, is not undone."""
+    from annotation.hits.sciq_question import SciQQuestionHandler
+
+    assignment = claim_next(batch, make_worker("a"))
+    Consent.objects.create(worker=assignment.worker, batch=batch)
+    checked = SciQQuestionHandler.checked
+
+    def check_while_the_other_tab_saves(self, hit, current, fields):  # type: ignore[no-untyped-def]
+        Assignment.objects.get(pk=current.pk).save_draft(
+            {"question": "Newer, from tab B?"}, {"question": 2000}
+        )
+        return checked(self, hit, current, fields)
+
+    monkeypatch.setattr(SciQQuestionHandler, "checked", check_while_the_other_tab_saves)
+    form = {**_valid(assignment), "answer": "", "draft_revisions": '{"question": 1000, "answer": 1000}'}
+    response = client.post(hit_links.url_for(assignment), form)
+    assert response.status_code == 200 and "Write the answer" in response.content.decode()
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.ACCEPTED
+    assert assignment.draft["question"] == "Newer, from tab B?"
+    assert assignment.draft_revisions["question"] == 2000
+
+
 def test_submit__prolific_redirects_to_completion(client, batch: Batch) -> None:  # type: ignore[no-untyped-def]
     _on(batch, "prolific", "study1")
     batch.options = {"completion_code": "C0DE42"}
