@@ -466,9 +466,12 @@ class Assignment(models.Model):
     def __str__(self) -> str:
         return f"Assignment({self.pk}) {self.status}"
 
-    def _move(self, target: str) -> None:
+    def _check_move(self, target: str) -> None:
         if target not in self.TRANSITIONS[self.status]:
             raise IllegalTransition(self, self.status, target)
+
+    def _move(self, target: str) -> None:
+        self._check_move(target)
         self.status = target
 
     def save_draft(self, fields: dict[str, Any], revisions: Optional[dict[str, int]] = None) -> None:
@@ -499,8 +502,7 @@ class Assignment(models.Model):
             IllegalTransition: unless the assignment is accepted, in memory and in the database (the
                 status is then refreshed from the database).
         """
-        if self.Status.SUBMITTED not in self.TRANSITIONS[self.status]:
-            raise IllegalTransition(self, self.status, self.Status.SUBMITTED)
+        self._check_move(self.Status.SUBMITTED)
         now = now or timezone.now()
         values = {
             "status": self.Status.SUBMITTED,
