@@ -282,12 +282,12 @@ class CpuMeter:
         self.web_master, self.postmaster = web_master, postmaster
 
     def snapshot(self) -> dict[str, float]:
+        generator = resource.getrusage(resource.RUSAGE_CHILDREN)
         return {
             "web": sum(process_cpu(p) for p in children(self.web_master)),
             "database": process_cpu(self.postmaster, waited_children=True)
             + sum(process_cpu(p) for p in children(self.postmaster)),
-            "load generator": resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
-            + resource.getrusage(resource.RUSAGE_CHILDREN).ru_stime,
+            "load generator": generator.ru_utime + generator.ru_stime,
             "machine": machine_busy(),
         }
 
