@@ -10,11 +10,12 @@ worker who holds the assignment, and useless once the assignment is submitted or
 from __future__ import annotations
 
 from django.core import signing
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404
 from django.urls import reverse
 
 from annotation.models import HIT, Assignment
+from config.prepared_reads import PreparedRead
 from crowd.models import Consent
 
 SALT = "crowdqa.hit-link"
@@ -38,23 +39,38 @@ def _unsign(token: str, salt: str) -> int:
         raise Http404("This HIT link is not valid.") from exc
 
 
+def _link_read(lock: bool) -> PreparedRead[Assignment]:
+    """The assignment by id, with everything a HIT page needs, in one statement (compiled once)."""
+
+    def build(pk: int) -> QuerySet[Assignment]:
+        consent = Consent.objects.filter(worker=OuterRef("worker_id"), batch=OuterRef("hit__batch_id"))
+        query = Assignment.objects.select_related("hit__batch__corpus", "hit__document", "worker")
+        if lock:
+            query = query.select_for_update(of=("self",))
+        return query.annotate(has_consent=Exists(consent)).filter(pk=pk)
+
+    return PreparedRead(build)
+
+
+_READ = _link_read(lock=False)
+_READ_LOCKED = _link_read(lock=True)
+
+
 def assignment_for(token: str, lock: bool = False) -> Assignment:
     """The assignment a token names, with its HIT, batch, corpus, document and worker.
 
     One statement: it also answers whether the worker has consented to the batch (``has_consent``),
     which every HIT page asks next. With ``lock`` (inside a transaction) the same statement takes the
     assignment's row lock (the assignment row only), so a caller that writes it needs no second read.
+    Every way into a HIT reads through here, so its SQL is compiled once per process
+    (:class:`~config.prepared_reads.PreparedRead`).
 
     Raises:
         Http404: for a forged, truncated or unknown token (no hint about which).
     """
     pk = _unsign(token, SALT)
-    consent = Consent.objects.filter(worker=OuterRef("worker_id"), batch=OuterRef("hit__batch_id"))
-    query = Assignment.objects.select_related("hit__batch__corpus", "hit__document", "worker")
-    if lock:
-        query = query.select_for_update(of=("self",))
     try:
-        return query.annotate(has_consent=Exists(consent)).get(pk=pk)
+        return (_READ_LOCKED if lock else _READ).get(pk)
     except Assignment.DoesNotExist as exc:
         raise Http404("This HIT link is not valid.") from exc
 

@@ -20,6 +20,7 @@ from django.db.models import F
 from annotation import question_types as qt
 from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitConflict, HitHandler
 from annotation.models import HIT, Assignment, Batch, Passage, QAPair
+from config.prepared_reads import PreparedRead
 from filters.qc_common import ERROR
 from filters.qc_sciq import SciQItem, SciQOptions, check_item
 
@@ -60,6 +61,10 @@ class QuestionAnswers:
     reject_reason: str = ""
 
 
+_OFFERED = PreparedRead(lambda hit_id: Passage.objects.filter(hits=hit_id).order_by("pk"))
+"""A HIT's three passages, in id order: read by every page and every submission, so compiled once."""
+
+
 def _message(code: str, text: str) -> str:
     sentence = text[:1].upper() + text[1:]
     hint = HINTS.get(code, "")
@@ -86,7 +91,7 @@ class SciQQuestionHandler(HitHandler):
         """The HIT's three passages (id, form value, text, word count) and the length limits."""
         passages = [
             {"id": p.pk, "value": str(p.pk), "number": i, "text": p.text, "words": len(p.text.split())}
-            for i, p in enumerate(hit.passages.order_by("pk"), start=1)
+            for i, p in enumerate(_OFFERED.all(hit.pk), start=1)
         ]
         return {
             "passages": passages,
@@ -106,7 +111,7 @@ class SciQQuestionHandler(HitHandler):
         """
         result = FormCheck(fields=fields)
         choice = str(fields.get("passage", "")).strip()
-        offered = {p.pk: p for p in hit.passages.all()}
+        offered = {p.pk: p for p in _OFFERED.all(hit.pk)}
         if choice == NONE_SUITABLE:
             result.cleaned = QuestionAnswers(
                 passage_id=None,
