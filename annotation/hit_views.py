@@ -181,7 +181,6 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
             except IllegalTransition:
                 return _closed_response(request, assignment) or _after_submit(request, assignment)
             handler.store(assignment, check)
-            assignment.hit.complete_if_done()
             transaction.on_commit(lambda: _after_commit(assignment.pk))
     except HitConflict as exc:
         assignment = _keep_as_draft(request, token, fields)

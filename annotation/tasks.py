@@ -43,10 +43,12 @@ def after_submission(assignment_id: int) -> dict[str, Any]:
     The submission itself is already committed when this runs, so a failure here loses nothing: the
     pairs simply stay unflagged until the next ``run_qc --batch``.
 
-    It also completes the HIT once every slot holds submitted work. The submission's transaction
-    checks that too, but it cannot see another submission committing at the same moment, so the last
-    two submissions of a HIT racing each other could both leave it open; each job runs after its
-    submission committed, and the later of the two sees both.
+    It first completes the HIT once every slot holds submitted work. That is bookkeeping the worker
+    does not wait for (claims count a HIT's live slots themselves, so a full HIT is never handed out
+    while it still says open), and only here is it reliable: a submission's own transaction cannot see
+    another submission committing at the same moment, while each job runs after its submission
+    committed, so the later of two racing submissions sees both. A job lost with its worker is
+    re-queued by the follow-up sweep, and platform syncs complete HITs too.
     """
     from annotation.hits import handler_for
     from annotation.models import QAPair

@@ -1,8 +1,8 @@
 """The last two submissions of a HIT, committed at the same moment, still complete it.
 
-Each submission's transaction checks whether its HIT is full, but it cannot see the other submission's
-uncommitted row, so both checks can say "not yet". The ``after_submission`` job, which runs after each
-submission commits, checks again.
+A HIT is completed by the ``after_submission`` job, not in the submission's transaction: a check there
+cannot see the other submission's uncommitted row, so both checks can say "not yet" (the first test
+shows it). The job runs after each submission commits, and the later of the two sees both.
 """
 
 from __future__ import annotations

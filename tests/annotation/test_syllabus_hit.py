@@ -22,6 +22,7 @@ from annotation.models import HIT, Assignment, Batch, Document, QAPair
 from annotation.services.assigning import claim_next
 from annotation.services.batches import BatchSpec, create_batch
 from annotation.services.importing import import_syllabusqa
+from annotation.tasks import after_submission
 from crowd.models import Consent, Worker
 from filters.qc_syllabusqa import SyllabusQAPair, check_pair, find_duplicate_questions
 
@@ -269,6 +270,7 @@ def test_post__valid_stores_14_pairs_with_exact_spans_once(client: Any, syllabus
             assert pair.answer == pair.normalized_answer == qt.NO_ANSWER_TEXT
         if pair.question_type == qt.YES_NO:
             assert pair.normalized_answer in ("Yes", "No")
+    after_submission(assignment.pk)  # the follow-up job the submission queued
     assert HIT.objects.get(pk=assignment.hit_id).status == HIT.Status.COMPLETED
 
     again = client.post(syllabus_hit["url"], data)
