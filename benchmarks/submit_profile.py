@@ -88,6 +88,11 @@ def timed(call):  # type: ignore[no-untyped-def]
 def table_of(sql: str) -> str:
     """The verb and main table of a statement, for a readable summary."""
     verb = sql.split(None, 1)[0]
+    while True:  # drop parenthesised parts, innermost first: a subquery's FROM is not the statement's
+        outer = re.sub(r"\([^()]*\)", "", sql)
+        if outer == sql:
+            break
+        sql = outer
     match = re.search(r'(?:FROM|INTO|UPDATE) "(\w+)"', sql)
     return f"{verb} {match.group(1) if match else ''}".strip()
 

@@ -49,8 +49,9 @@ class PreparedRead(Generic[M]):
     """A queryset with one open value, compiled once per thread and database connection.
 
     Args:
-        build: returns the queryset for a given value; it is called once per thread, with
-            :data:`MARKER`, and the value must reach the SQL as exactly one parameter.
+        build: returns the queryset for a given integer (a primary or foreign key); it is called once
+            per thread, with :data:`MARKER`, which must reach the SQL unchanged as exactly one
+            parameter (an exact lookup; a compiled read that does not find it raises ValueError).
         using: the database alias.
     """
 
