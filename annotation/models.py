@@ -372,8 +372,8 @@ class HIT(models.Model):
     def complete_if_done(self) -> bool:
         """Mark the HIT completed once every slot holds submitted work; returns True when it did.
 
-        One conditional UPDATE (the submitted work is counted inside it), since it runs in every
-        submission's transaction.
+        One conditional UPDATE (the submitted work is counted inside it), so the follow-up job and a
+        platform sync that run it for the same HIT, or a retried job, complete it once.
         """
         if self.status != self.Status.OPEN:
             return False
