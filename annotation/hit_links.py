@@ -62,8 +62,8 @@ def assignment_for(token: str, lock: bool = False) -> Assignment:
     One statement: it also answers whether the worker has consented to the batch (``has_consent``),
     which every HIT page asks next. With ``lock`` (inside a transaction) the same statement takes the
     assignment's row lock (the assignment row only), so a caller that writes it needs no second read.
-    Every way into a HIT reads through here, so its SQL is compiled once per process
-    (:class:`~config.prepared_reads.PreparedRead`).
+    Every request on a signed link (page, autosave, submit, span lookup, consent, return) reads
+    through here, so its SQL is compiled once per thread (:class:`~config.prepared_reads.PreparedRead`).
 
     Raises:
         Http404: for a forged, truncated or unknown token (no hint about which).
