@@ -21,7 +21,7 @@ from annotation.models import HIT, Assignment, Passage
 from config.prepared_reads import MARKER, PreparedRead
 from crowd.models import Consent
 from tests.factories import make_assignment, make_batch, make_document, make_textbook, make_worker
-from tests.threads import run_in_threads
+from tests.threads import run_in_threads, skip_unless_threads_share_the_database
 
 pytestmark = pytest.mark.django_db
 
@@ -155,8 +155,7 @@ def test_offered_passages__equal_the_related_manager_in_id_order() -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_each_thread_compiles_its_own_copy_on_its_own_connection() -> None:
-    if connection.vendor == "sqlite" and connection.is_in_memory_db():
-        pytest.skip("threads see no tables in an in-memory SQLite database")
+    skip_unless_threads_share_the_database()
     assignment = _rich_assignment(with_document=False)
     token = hit_links.token_for(assignment)
     seen: list[Any] = []

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import pytest
 from django.db import connection
 
 
@@ -27,3 +28,12 @@ def run_in_threads(target: Callable[..., Any], args: Iterable[tuple[Any, ...]]) 
         thread.start()
     for thread in threads:
         thread.join()
+
+
+def skip_unless_threads_share_the_database() -> None:
+    """Skip the calling test on an in-memory SQLite database, where another thread sees no tables.
+
+    The test settings use a file database, so this skips only when someone points them at ``:memory:``.
+    """
+    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+        pytest.skip("threads need a file database: another thread sees no tables in an in-memory one")

@@ -18,7 +18,7 @@ from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
 from crowd.invites import InviteError, create_invites, find_invite, redeem
 from crowd.models import Qualification, Worker
 from tests.factories import make_corpus, make_document, make_textbook, make_worker
-from tests.threads import run_in_threads
+from tests.threads import run_in_threads, skip_unless_threads_share_the_database
 
 pytestmark = pytest.mark.django_db
 
@@ -188,8 +188,7 @@ def test_return_assignment__slot_goes_to_someone_else() -> None:
 @pytest.mark.django_db(transaction=True)
 def test_claim_next__concurrent_workers_get_different_passages() -> None:
     """Eight workers ask at the same instant for four HITs: four win, each a different HIT."""
-    if connection.vendor == "sqlite" and connection.settings_dict["NAME"] == ":memory:":
-        pytest.skip("threads need a file database")
+    skip_unless_threads_share_the_database()
     _textbook(12)
     batch = _published(BatchSpec(kind="sciq_question", corpus="tb"))
     workers = [make_worker(f"w{i}") for i in range(8)]

@@ -23,7 +23,7 @@ from crowd.providers.fake import FakeProvider
 from crowd.services.ledger import LedgerError, PaymentBusyError, payment_claim
 from crowd.services.review import bonus
 from tests.factories import make_assignment, make_batch, make_textbook, make_worker
-from tests.threads import run_in_threads
+from tests.threads import run_in_threads, skip_unless_threads_share_the_database
 
 
 def _bonus_ready(monkeypatch: pytest.MonkeyPatch) -> tuple[FakeProvider, Assignment]:
@@ -63,8 +63,7 @@ def _bonus_ready(monkeypatch: pytest.MonkeyPatch) -> tuple[FakeProvider, Assignm
 
 @pytest.mark.django_db(transaction=True)
 def test_bonus__concurrent_requests_same_key_pay_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    if connection.vendor == "sqlite" and connection.settings_dict["NAME"] == ":memory:":
-        pytest.skip("threads need a file database")
+    skip_unless_threads_share_the_database()
     fake, assignment = _bonus_ready(monkeypatch)
     barrier = threading.Barrier(2)
     results: list[str] = []
