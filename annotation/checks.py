@@ -16,12 +16,17 @@ MIN_SALT_BYTES = 16
 
 
 def _demo() -> bool:
-    return bool(settings.DEBUG or getattr(settings, "CROWDQA_DEMO", False))
+    """Only the local demo (``CROWDQA_DEMO``) may run on the development key; DEBUG never decides it.
+
+    DEBUG is a display setting: a server started with it on is just as reachable, and HIT links signed
+    with the published key would open its real assignments.
+    """
+    return bool(getattr(settings, "CROWDQA_DEMO", False))
 
 
 @register("crowdqa", deploy=True)
 def check_secret_key(app_configs: Any, **kwargs: Any) -> list[CheckMessage]:
-    """Refuse to serve on the published development key outside DEBUG and the demo.
+    """Refuse to serve on the published development key outside the demo, whatever DEBUG says.
 
     Signed HIT links are the credential of HIT pages: with a published key anyone could sign one.
     """
@@ -39,7 +44,7 @@ def check_secret_key(app_configs: Any, **kwargs: Any) -> list[CheckMessage]:
         Error(
             "DJANGO_SECRET_KEY is not set: crowdqa will not serve on the published development key.",
             hint="Set DJANGO_SECRET_KEY to a long random value (python -c 'import secrets; "
-            "print(secrets.token_urlsafe(50))'); for a local trial set CROWDQA_DEMO=1 or DJANGO_DEBUG=1.",
+            "print(secrets.token_urlsafe(50))'); for a local trial on this machine, run scripts/demo.sh.",
             id="crowdqa.E001",
         )
     ]

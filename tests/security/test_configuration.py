@@ -39,6 +39,18 @@ def test_checks__development_key_refused_outside_the_demo(settings: Any) -> None
     assert not startup_errors()
 
 
+def test_checks__debug_does_not_open_the_development_key(settings: Any) -> None:
+    """DJANGO_DEBUG=true once disabled the refusal; only CROWDQA_DEMO may run on the published key."""
+    settings.SECRET_KEY = DEV_KEY
+    settings.CROWDQA_PSEUDONYM_SALT = DEV_KEY
+    settings.DEBUG = True
+    settings.CROWDQA_DEMO = False
+    errors = startup_errors()
+    assert {"crowdqa.E001", "crowdqa.E003"} <= _ids(errors)
+    for error in errors:
+        assert "DEBUG" not in f"{error.msg} {error.hint}", error
+
+
 def test_checks__short_pseudonym_salt_is_an_error_even_in_debug(settings: Any) -> None:
     settings.DEBUG = True
     settings.CROWDQA_PSEUDONYM_SALT = "short"
@@ -67,6 +79,9 @@ def test_wsgi__refuses_to_start_without_a_secret_and_starts_with_one() -> None:
     assert "DJANGO_SECRET_KEY" in refused.stderr
     started = _python("import config.wsgi", DJANGO_SECRET_KEY="s" * 50)
     assert started.returncode == 0, started.stderr[-2000:]
+    debug = _python("import config.wsgi", DJANGO_DEBUG="true")
+    assert debug.returncode != 0 and "crowdqa.E001" in debug.stderr
+    assert "DEBUG" not in debug.stderr.split("crowdqa refuses to start")[-1]
     demo = _python("import config.wsgi", CROWDQA_DEMO="1")
     assert demo.returncode == 0, demo.stderr[-2000:]
 
