@@ -10,6 +10,6 @@ class CrowdConfig(AppConfig):
     def ready(self) -> None:
         """Register the DB-backed local provider (``crowd.providers`` stays free of Django)."""
         from crowd.providers.factory import register_provider
-        from crowd.services.local_provider import LocalProvider
+        from crowd.providers.local.provider import LocalProvider
 
         register_provider(LocalProvider.name, LocalProvider.from_config)

@@ -24,7 +24,7 @@ from django.views.decorators.http import require_POST
 from annotation.models import Batch
 from annotation.permissions import researcher_action
 from crowd.models import Payment
-from crowd.providers.webhooks import PLATFORM, WebhookError, parse_event, verify_signature
+from crowd.providers.prolific.webhooks import PLATFORM, WebhookError, parse_event, verify_signature
 from crowd.services.ledger import DbDedupStore
 from crowd.services.sync import batch_for_platform_ref
 

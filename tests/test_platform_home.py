@@ -10,7 +10,7 @@ and of config (not executed); templates are read as text. Reported:
 | P2 | a comparison with a platform name (``== "mturk"``; ``"local"`` when compared with a provider or |
 |    | platform value, since judges and models are called "local" too) |
 | P3 | a database lookup on the platform (``.filter(provider=Platform.LOCAL)``, ``provider__in=[...]``) |
-| P4 | an import of ``crowd.providers.mturk_api`` or ``crowd.providers.prolific_api`` (the SDK clients) |
+| P4 | an import of ``crowd.providers.mturk.api`` or ``crowd.providers.prolific.api`` (the SDK clients) |
 | P5 | a template comparing ``provider`` or ``platform`` with a string |
 | P6 | a platform name spelled as a string (``"prolific"``; not ``"local"``), where the enum or the |
 |    | platform's own module should name it |
@@ -38,7 +38,7 @@ ENUM = Path("annotation/platforms.py")
 NAMES = frozenset({*Platform.values(), "fake"})
 #: names that mean other things too; compared only with an expression that says provider or platform.
 AMBIGUOUS = frozenset({"local"})
-SDK_MODULES = frozenset({"crowd.providers.mturk_api", "crowd.providers.prolific_api"})
+SDK_MODULES = frozenset({"crowd.providers.mturk.api", "crowd.providers.prolific.api"})
 LOOKUPS = frozenset({"filter", "exclude", "get", "get_object_or_404", "get_list_or_404"})
 TEMPLATE_COMPARE = re.compile(r"\b(provider|platform)\s*(==|!=)\s*[\"']")
 
@@ -145,9 +145,9 @@ def test_platform_questions__only_inside_crowd_providers() -> None:
 def test_findings__catch_each_kind_of_platform_question() -> None:
     """The checker is live: each rule reports the question it names, and naming a platform passes."""
     source = """
-from crowd.providers import prolific_api
-from crowd.providers.mturk_api import make_client
-import crowd.providers.mturk_api
+from crowd.providers.prolific import api as prolific_api
+from crowd.providers.mturk.api import make_client
+import crowd.providers.mturk.api
 if batch.provider == Platform.LOCAL: pass
 if worker.platform != Worker.Platform.MTURK: pass
 if batch.provider in (Platform.MTURK, Platform.PROLIFIC): pass

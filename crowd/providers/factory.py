@@ -29,19 +29,19 @@ CONFIG_KEYS = (
 
 
 def _mturk(config: Mapping[str, Any]) -> CrowdProvider:
-    from crowd.providers.mturk import MTurkProvider
+    from crowd.providers.mturk.provider import MTurkProvider
 
     return MTurkProvider.from_config(config)
 
 
 def _prolific(config: Mapping[str, Any]) -> CrowdProvider:
-    from crowd.providers.prolific import ProlificProvider
+    from crowd.providers.prolific.provider import ProlificProvider
 
     return ProlificProvider.from_config(config)
 
 
 def _fake(config: Mapping[str, Any]) -> CrowdProvider:
-    from crowd.providers.fake import FakeProvider
+    from crowd.providers.fake.provider import FakeProvider
 
     return FakeProvider.from_config(config)
 

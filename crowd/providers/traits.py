@@ -184,7 +184,7 @@ class ProlificTraits(PlatformTraits):
                 problem="Your answers are saved. The study has no completion code set; "
                 "please tell the researcher through Prolific's messages."
             )
-        from crowd.providers.prolific_api import completion_url  # keeps requests out of the HIT views
+        from crowd.providers.prolific.api import completion_url  # keeps requests out of the HIT views
 
         return Completion(redirect_to=completion_url(finished.completion_code))
 
@@ -198,7 +198,7 @@ class LocalTraits(PlatformTraits):
 
 
 def _fake() -> type[PlatformTraits]:
-    from crowd.providers.fake import FakeProvider  # imports base, which builds on this module
+    from crowd.providers.fake.provider import FakeProvider  # imports base, which builds on this module
 
     return FakeProvider
 

@@ -27,6 +27,7 @@ from annotation.services import review as local_review
 from crowd.models import Worker
 from crowd.providers import errors
 from crowd.providers.base import PlatformSubmission, SubmissionStatus
+from crowd.providers.local.provider import NEUTRAL_STATUS
 from crowd.providers.traits import hosted_platforms, traits_for
 from crowd.services.lifecycle import (
     NEEDS_ATTENTION,
@@ -37,7 +38,6 @@ from crowd.services.lifecycle import (
     publish_pending_hits,
     published_of,
 )
-from crowd.services.local_provider import NEUTRAL_STATUS
 from crowd.services.qualifications import qualify_worker, retry_pending_grants
 from crowd.services.review import NO_WORK_ON_FILE, record_approval
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from botocore.stub import ANY
 
-from crowd.providers import mturk_api
 from crowd.providers.base import PublishedBatch, PublishedUnit, PublishRequest, PublishUnit
-from crowd.providers.fake import FakeProvider
-from crowd.providers.mturk import MTurkProvider, annotation_for, token_for
-from crowd.providers.prolific import ProlificProvider
+from crowd.providers.fake.provider import FakeProvider
+from crowd.providers.mturk import api as mturk_api
+from crowd.providers.mturk.provider import MTurkProvider, annotation_for, token_for
+from crowd.providers.prolific.provider import ProlificProvider
 from tests.fakes import fixtures as _fakes
 from tests.fakes.fixtures import load_response
 

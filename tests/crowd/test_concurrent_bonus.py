@@ -19,7 +19,7 @@ from annotation.models import HIT, Assignment, Batch
 from crowd.models import Payment, PaymentClaim
 from crowd.providers import factory
 from crowd.providers.base import PaymentStatus, PublishRequest, PublishUnit
-from crowd.providers.fake import FakeProvider
+from crowd.providers.fake.provider import FakeProvider
 from crowd.services.ledger import LedgerError, PaymentBusyError, payment_claim
 from crowd.services.review import bonus
 from tests.factories import make_assignment, make_batch, make_textbook, make_worker

@@ -58,7 +58,7 @@ def test_publish__hits_made_by_a_crashed_launch_are_adopted_not_duplicated(
 
 
 def test_publish__hit_already_exists_is_recognised_by_turk_error_code(mturk_settings) -> None:  # noqa: ANN001
-    from crowd.providers import mturk_api
+    from crowd.providers.mturk import api as mturk_api
     from tests.fakes.fake_mturk_server import FakeMTurkError
 
     fake = mturk_settings.fake
@@ -73,9 +73,9 @@ def test_publish__hit_already_exists_is_recognised_by_turk_error_code(mturk_sett
 
 
 def test_publish__a_token_naming_someone_elses_hit_is_not_adopted(mturk_settings) -> None:  # noqa: ANN001
-    from crowd.providers import mturk_api
     from crowd.providers.base import PublishRequest, PublishUnit
-    from crowd.providers.mturk import MTurkProvider, token_for
+    from crowd.providers.mturk import api as mturk_api
+    from crowd.providers.mturk.provider import MTurkProvider, token_for
 
     fake = mturk_settings.fake
     provider = MTurkProvider(mturk_api.make_client(endpoint_url=mturk_settings.url, max_attempts=1))

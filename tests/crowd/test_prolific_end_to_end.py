@@ -15,7 +15,7 @@ from annotation.models import Assignment, Batch
 from annotation.services.batches import BatchSpec
 from crowd.models import Payment, WebhookEvent
 from crowd.providers.base import PaymentStatus
-from crowd.providers.prolific_api import completion_url
+from crowd.providers.prolific.api import completion_url
 from crowd.services.lifecycle import change_status, launch
 from crowd.services.review import ReviewError, approve_assignment, bonus, reject_assignment
 from tests.crowd.conftest import answers_for

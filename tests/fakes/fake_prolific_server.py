@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Optional
 from urllib.parse import parse_qs, urlparse
 
-from crowd.providers.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from crowd.providers.prolific.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 from tests.fakes.local_server import FakeHTTPServer, LocalServer
 
 API_PREFIX = "/api/v1/"

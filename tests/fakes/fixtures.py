@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
-from crowd.providers import mturk_api
-from crowd.providers.prolific_api import ProlificClient
+from crowd.providers.mturk import api as mturk_api
+from crowd.providers.prolific.api import ProlificClient
 from tests.fakes.fake_mturk_server import FakeMTurkServer
 from tests.fakes.fake_prolific_server import FakeProlificServer
 

@@ -26,7 +26,7 @@ from annotation.services.assigning import claim_next
 from annotation.services.batches import BatchSpec, create_batch
 from annotation.textnorm import storable
 from crowd.models import Consent
-from crowd.providers.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from crowd.providers.prolific.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 from exports.models import Release
 from tests.factories import make_researcher, make_textbook, make_worker
 

@@ -56,7 +56,7 @@ for module in (
     "annotation.hits.syllabus_qa",
     "annotation.hits.expert_answer",
     "annotation.tasks",
-    "crowd.services.local_provider",
+    "crowd.providers.local.provider",
 ):
     importlib.import_module(module)
 heavy = json.loads(sys.argv[1])

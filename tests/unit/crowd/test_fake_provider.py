@@ -1,4 +1,4 @@
-"""Tests for crowd/providers/fake.py, factory.py and the base interface defaults."""
+"""Tests for crowd/providers/fake/provider.py, factory.py and the base interface defaults."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from crowd.providers.base import (
     PublishUnit,
     SubmissionStatus,
 )
-from crowd.providers.fake import FakeProvider
-from crowd.providers.mturk import MTurkProvider
-from crowd.providers.prolific import ProlificProvider
+from crowd.providers.fake.provider import FakeProvider
+from crowd.providers.mturk.provider import MTurkProvider
+from crowd.providers.prolific.provider import ProlificProvider
 
 
 def make_request(**overrides) -> PublishRequest:

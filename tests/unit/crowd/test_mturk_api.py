@@ -1,4 +1,4 @@
-"""Tests for crowd/providers/mturk_api.py: every call through botocore's Stubber with expected params."""
+"""Tests for crowd/providers/mturk/api.py: every call through botocore's Stubber with expected params."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ from datetime import datetime
 
 import pytest
 
-from crowd.providers import errors, mturk_api, mturk_requirements
+from crowd.providers import errors
+from crowd.providers.mturk import api as mturk_api
+from crowd.providers.mturk import requirements as mturk_requirements
 from tests.fakes.fixtures import load_response
 
 

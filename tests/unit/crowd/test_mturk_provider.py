@@ -1,4 +1,4 @@
-"""Tests for crowd/providers/mturk.py: Stubber for the mapping, the fake MTurk server end to end."""
+"""Tests for crowd/providers/mturk/provider.py: Stubber for the mapping, the fake MTurk server end to end."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from botocore.stub import ANY
 
-from crowd.providers import errors, mturk_api, mturk_requirements
+from crowd.providers import errors
 from crowd.providers.base import (
     InMemoryPaymentStore,
     PaymentRecord,
@@ -19,7 +19,9 @@ from crowd.providers.base import (
     PublishUnit,
     SubmissionStatus,
 )
-from crowd.providers.mturk import MTurkProvider, annotation_for, token_for
+from crowd.providers.mturk import api as mturk_api
+from crowd.providers.mturk import requirements as mturk_requirements
+from crowd.providers.mturk.provider import MTurkProvider, annotation_for, token_for
 from tests.fakes.fixtures import load_response
 
 BATCH = PublishedBatch("mturk", "b7", "HT", (PublishedUnit("u1", "H1"),))

@@ -1,10 +1,10 @@
-"""Tests for crowd/providers/mturk_requirements.py."""
+"""Tests for crowd/providers/mturk/requirements.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from crowd.providers import mturk_requirements
+from crowd.providers.mturk import requirements as mturk_requirements
 
 
 def test_requirements__system_ids_and_comparators() -> None:

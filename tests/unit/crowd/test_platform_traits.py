@@ -7,9 +7,9 @@ import pytest
 from annotation.platforms import Platform
 from crowd.providers.arrival import MTURK_FRAME_ORIGINS, ArrivalError, Finished
 from crowd.providers.errors import ProviderConfigError
-from crowd.providers.fake import FakeProvider
-from crowd.providers.mturk import MTurkProvider
-from crowd.providers.prolific import ProlificProvider
+from crowd.providers.fake.provider import FakeProvider
+from crowd.providers.mturk.provider import MTurkProvider
+from crowd.providers.prolific.provider import ProlificProvider
 from crowd.providers.traits import (
     PlatformTraits,
     completion_for,
@@ -37,7 +37,7 @@ def test_traits_for__unknown_name_is_refused() -> None:
 
 
 def test_providers__inherit_their_platform_traits() -> None:
-    from crowd.services.local_provider import LocalProvider
+    from crowd.providers.local.provider import LocalProvider
 
     for provider in (MTurkProvider, ProlificProvider, LocalProvider):
         assert issubclass(provider, traits_for(provider.name))

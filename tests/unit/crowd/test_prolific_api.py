@@ -1,12 +1,13 @@
-"""Tests for crowd/providers/prolific_api.py against the fake Prolific server."""
+"""Tests for crowd/providers/prolific/api.py against the fake Prolific server."""
 
 from __future__ import annotations
 
 import pytest
 import requests
 
-from crowd.providers import errors, prolific_api
-from crowd.providers.prolific_api import ProlificClient
+from crowd.providers import errors
+from crowd.providers.prolific import api as prolific_api
+from crowd.providers.prolific.api import ProlificClient
 from tests.fakes.fixtures import load_response
 
 LONG_REASON = "The answers do not come from the syllabus you were shown; " * 2

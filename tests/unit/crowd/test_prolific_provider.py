@@ -1,4 +1,4 @@
-"""Tests for crowd/providers/prolific.py: the batch story against the fake Prolific server."""
+"""Tests for crowd/providers/prolific/provider.py: the batch story against the fake Prolific server."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from crowd.providers.base import (
     PublishUnit,
     SubmissionStatus,
 )
-from crowd.providers.prolific import ProlificProvider, resolve_unconfirmed
-from crowd.providers.webhooks import WebhookError, receive
+from crowd.providers.prolific.provider import ProlificProvider, resolve_unconfirmed
+from crowd.providers.prolific.webhooks import WebhookError, receive
 
 SECRET = "whsec-test"
 REASON = (

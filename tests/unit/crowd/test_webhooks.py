@@ -1,4 +1,4 @@
-"""Tests for crowd/providers/webhooks.py (Prolific's HMAC-SHA256 scheme, replay window, dedup)."""
+"""Tests for crowd/providers/prolific/webhooks.py (Prolific's HMAC-SHA256 scheme, replay window, dedup)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 import pytest
 
 from crowd.providers.base import InMemoryDedupStore
-from crowd.providers.webhooks import (
+from crowd.providers.prolific.webhooks import (
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
     WebhookError,

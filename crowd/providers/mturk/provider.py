@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Optional
 
-from crowd.providers import errors, mturk_api, mturk_requirements
+from crowd.providers import errors
 from crowd.providers.base import (
     CrowdProvider,
     PaymentRecord,
@@ -32,6 +32,8 @@ from crowd.providers.base import (
     advance_payment,
     already_paid,
 )
+from crowd.providers.mturk import api as mturk_api
+from crowd.providers.mturk import requirements as mturk_requirements
 from crowd.providers.traits import MTurkTraits
 
 logger = logging.getLogger(__name__)

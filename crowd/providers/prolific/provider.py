@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Optional
 
-from crowd.providers import errors, prolific_api
+from crowd.providers import errors
 from crowd.providers.base import (
     CrowdProvider,
     PaymentRecord,
@@ -35,7 +35,8 @@ from crowd.providers.base import (
     advance_payment,
     already_paid,
 )
-from crowd.providers.prolific_api import ProlificClient
+from crowd.providers.prolific import api as prolific_api
+from crowd.providers.prolific.api import ProlificClient
 from crowd.providers.traits import ProlificTraits
 
 logger = logging.getLogger(__name__)

@@ -1,0 +1,1 @@
+"""The in-memory fake provider the tests and the demo use."""

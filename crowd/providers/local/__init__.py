@@ -1,0 +1,1 @@
+"""The local crowd: crowdqa itself is the platform (a DB-backed provider, so Django is used here)."""

@@ -1,0 +1,1 @@
+"""Amazon Mechanical Turk: the boto3 client (``api``), qualification requirements and the provider."""

@@ -1,0 +1,1 @@
+"""Prolific: the REST client (``api``), its webhooks and the provider."""
