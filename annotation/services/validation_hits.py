@@ -16,6 +16,7 @@ from typing import Any
 from django.db import transaction
 
 from annotation.hits import handler_for
+from annotation.hits.sciq_distractor import suggestions_of
 from annotation.models import HIT, Batch, Distractor, QAPair
 from crowd.providers.traits import traits_for
 
@@ -46,15 +47,15 @@ def suggester() -> Any:
     return _suggester(str(model_dir()))
 
 
-def store_suggestions(pair: QAPair, top: int = SUGGESTIONS_PER_HIT) -> list[Distractor]:
-    """Create the model suggestions of ``pair`` once; later calls return the stored ones."""
-    existing = list(pair.distractors.filter(origin=Distractor.Origin.MODEL).order_by("model_rank"))
-    if existing:
-        return existing
+def _suggest(pair: QAPair, top: int) -> list[Distractor]:
+    """Ask the suggester (ranker, then every WordNet fallback) for ``pair``; unsaved rows, best first.
+
+    This is the slow part (the first call of a process loads the model), so callers run it outside any
+    transaction and store its rows together with the HIT.
+    """
     model = suggester()
     answer = pair.normalized_answer or pair.answer
-    suggestions = model.suggest(pair.question, answer, top=top)
-    rows = [
+    return [
         Distractor(
             qa_pair=pair,
             text=s.text,
@@ -64,18 +65,60 @@ def store_suggestions(pair: QAPair, top: int = SUGGESTIONS_PER_HIT) -> list[Dist
             model_score=float(s.score),
             model_rank=s.rank,
         )
-        for s in suggestions
+        for s in model.suggest(pair.question, answer, top=top)
     ]
+
+
+def _save_suggestions(pair: QAPair, rows: list[Distractor], top: int) -> list[Distractor]:
+    """Store ``rows`` as ``pair``'s suggestions unless it has some already (call inside a transaction).
+
+    The count is kept in ``pair.metadata["suggestions"]`` so that the researcher's batch page can show a
+    question that got fewer than ``top`` (the ranker and every fallback came back short), which is also
+    logged as a warning.
+    """
+    QAPair.objects.select_for_update().filter(pk=pair.pk).first()
+    existing = suggestions_of(pair)
+    if existing:
+        return existing
     Distractor.objects.bulk_create(rows)
+    pair.metadata = {**(pair.metadata or {}), "suggestions": len(rows)}
+    QAPair.objects.filter(pk=pair.pk).update(metadata=pair.metadata)
     if len(rows) < top:
-        logger.warning("QAPair(%s): only %d suggestions for answer %r", pair.pk, len(rows), answer)
+        logger.warning(
+            "QAPair(%s): only %d of %d suggestions for answer %r (ranker and fallbacks)",
+            pair.pk,
+            len(rows),
+            top,
+            pair.normalized_answer or pair.answer,
+        )
     return rows
 
 
+def store_suggestions(pair: QAPair, top: int = SUGGESTIONS_PER_HIT) -> list[Distractor]:
+    """Create the model suggestions of ``pair`` once; later calls return the stored ones."""
+    existing = suggestions_of(pair)
+    if existing:
+        return existing
+    rows = _suggest(pair, top)
+    with transaction.atomic():
+        return _save_suggestions(pair, rows, top)
+
+
 def add_validation_hit(batch: Batch, pair: QAPair) -> HIT:
-    """Add (once) the validation HIT of ``pair`` to the stage-2 ``batch``, with its suggestions."""
+    """Add (once) the validation HIT of ``pair`` to the stage-2 ``batch``, with its suggestions.
+
+    The suggestions are computed first and committed in the same transaction as the HIT, so no worker
+    can ever open the HIT before its six suggestions are there (a HIT committed alone was handed out
+    while the suggester was still loading its model, and its worker saw none).
+
+    Raises:
+        Exception: whatever the suggester raises; then no HIT is created and the follow-up sweep
+            re-queues the job.
+    """
+    rows = [] if suggestions_of(pair) else _suggest(pair, SUGGESTIONS_PER_HIT)
     with transaction.atomic():
         Batch.objects.select_for_update().filter(pk=batch.pk).first()
+        _save_suggestions(pair, rows, SUGGESTIONS_PER_HIT)
         hit = batch.hits.filter(qa_pair=pair).first()
         if hit is None:
             last = batch.hits.order_by("-position").values_list("position", flat=True).first()
@@ -85,8 +128,24 @@ def add_validation_hit(batch: Batch, pair: QAPair) -> HIT:
                 position=0 if last is None else last + 1,
                 max_assignments=batch.assignments_per_hit,
             )
-    store_suggestions(pair)
     return hit
+
+
+def short_of_suggestions(batch: Batch) -> list[QAPair]:
+    """The questions of a stage-2 ``batch`` offered fewer than six suggestions (shown to the researcher)."""
+    from django.db.models import Count, Q
+
+    return list(
+        QAPair.objects.filter(validation_hits__batch=batch)
+        .annotate(
+            offered=Count(
+                "distractors",
+                filter=Q(distractors__origin=Distractor.Origin.MODEL, distractors__validation__isnull=True),
+            )
+        )
+        .filter(offered__lt=SUGGESTIONS_PER_HIT)
+        .order_by("pk")
+    )
 
 
 def stage2_batch_for(stage1: Batch) -> Batch:
