@@ -1,6 +1,6 @@
 """The annotation domain: corpora, documents, passages, batches, HITs, assignments and what workers write.
 
-Data flows one way (DESIGN.md): import -> filter -> HITs -> assignments -> QA pairs -> QC -> review ->
+Data flows one way (docs/design.md): import -> filter -> HITs -> assignments -> QA pairs -> QC -> review ->
 release -> evaluation. State changes are named methods (``assignment.submit()``) that check the
 transition and raise :class:`IllegalTransition`; ``save()`` never hides side effects.
 """

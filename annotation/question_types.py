@@ -44,7 +44,7 @@ ANSWER_SOURCE: Final[dict[str, str]] = {
     SCIQ: EXPLICIT,
 }
 
-#: Allowed (min, max) answer spans per type (DESIGN.md "Span counts").
+#: Allowed (min, max) answer spans per type (docs/reference/codes.md, "Span and step counts").
 SPAN_COUNTS: Final[dict[str, tuple[int, int]]] = {
     YES_NO: (1, 1),
     SINGLE_FACTUAL: (1, 1),
@@ -55,7 +55,7 @@ SPAN_COUNTS: Final[dict[str, tuple[int, int]]] = {
     NO_ANSWER: (0, 0),
     SCIQ: (0, 0),
 }
-#: Allowed (min, max) reasoning steps per type (DESIGN.md "Reasoning steps").
+#: Allowed (min, max) reasoning steps per type (docs/reference/codes.md, "Span and step counts").
 STEP_COUNTS: Final[dict[str, tuple[int, int]]] = {
     SINGLE_REASONING: (1, 1),
     MULTI_REASONING: (2, 5),

@@ -3,9 +3,10 @@
 Why: SyllabusQA (section 2.3, appendix K) walks every annotator through a tutorial of 14 worked QA
 pairs, 2 per question type, on one example syllabus; SciQ (sections 3.1-3.2) gives instructions with
 good and bad examples for both stages. The text lives in ``annotation/tutorial_content/<kind>.json`` so
-it can be edited without touching code; this module validates it (types, DESIGN.md span and step counts,
-flag codes) and returns frozen dataclasses made of attributes and tuples, which Django templates can
-loop over directly. A malformed file raises ValueError naming the file and the example index.
+it can be edited without touching code; this module validates it (types, the span and step counts of
+docs/reference/codes.md, flag codes) and returns frozen dataclasses made of attributes and tuples, which
+Django templates can loop over directly. A malformed file raises ValueError naming the file and the
+example index.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ SCIQ_QUESTION = "sciq_question"
 SCIQ_DISTRACTOR = "sciq_distractor"
 TUTORIAL_KINDS: tuple[str, ...] = (SYLLABUS_QA, SCIQ_QUESTION, SCIQ_DISTRACTOR)
 
-#: Stage-2 validation flags (DESIGN.md "HIT form contract", field ``flag``), in display order.
+#: Stage-2 validation flags (docs/reference/hit-forms.md, field ``flag``), in display order.
 VALIDATION_FLAGS: tuple[str, ...] = ("ungrammatical", "false_answer", "unrelated", "too_specific")
 #: Stage 2 shows this many ranker suggestions; the worker keeps at most SUGGESTED_MAX of them.
 SUGGESTIONS_SHOWN = 6
@@ -349,7 +350,7 @@ _TOP_KEYS = (
 
 
 def _count_error(what: str, count: int, limits: tuple[int, int]) -> Optional[str]:
-    """A message when ``count`` is outside ``limits`` (the DESIGN.md span/step counts), else None."""
+    """A message when ``count`` is outside ``limits`` (span/step counts, docs/reference/codes.md), or None."""
     low, high = limits
     if low <= count <= high:
         return None

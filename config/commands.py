@@ -1,7 +1,7 @@
 """Shared plumbing of crowdqa's management commands: progress bars and the final JSON line.
 
 Every long command shows progress on stderr and prints a summary whose last line on stdout is one JSON
-object (DESIGN.md "Public commands"), so scripts can read it with ``tail -n 1``.
+object (docs/reference/commands.md), so scripts can read it with ``tail -n 1``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Django settings for crowdqa, read from environment variables (12-factor; see README "Configuration").
+"""Django settings for crowdqa, read from environment variables (12-factor; docs/reference/configuration.md).
 
 The defaults give a working single-machine demo: SQLite in ``var/``, an embedded file-system Celery
 broker in ``var/broker`` (no Redis needed), and DEBUG on only when ``DJANGO_DEBUG`` says so.

@@ -1,6 +1,6 @@
 """Models of the `exports` app: a catalogue of the releases written to disk.
 
-A release is an immutable directory (DESIGN.md "Exports"); the row only records where it is and what
+A release is an immutable directory (docs/reference/releases.md); the row only records where it is and what
 its manifest said when it was registered, so pages and benchmark runs can refer to it. The files stay
 the source of truth: the manifest's own sha256 is kept to notice a directory that changed behind our
 back (Label Studio's export snapshots keep a checksum for the same reason).

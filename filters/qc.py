@@ -1,7 +1,8 @@
 """Entry point of heuristic QC for ``run_qc``: parse JSON lines, dispatch by style, emit result dicts.
 
 Why one dispatcher: ``manage.py run_qc --input QA.jsonl --json`` accepts SyllabusQA-style and SciQ-style
-lines in one file (DESIGN.md); parsing errors name the line and field so a researcher can fix the file.
+lines in one file (docs/reference/commands.md, ``run_qc``); parsing errors name the line and field so
+a researcher can fix the file.
 """
 
 from __future__ import annotations

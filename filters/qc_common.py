@@ -54,7 +54,7 @@ class QCIssue:
     """One QC finding on one QA pair.
 
     Attributes:
-        code: the DESIGN.md flag code.
+        code: the flag code (docs/reference/codes.md).
         severity: ``error``, ``review`` or ``fixed`` (see :data:`SEVERITY`).
         field: the form field it concerns, relative to the QA pair (``question``, ``answer``,
             ``span-{j}``, ``step-{j}``, ``distractors``); the HIT view prefixes ``qa-{i}-``.
@@ -75,7 +75,7 @@ def issue(code: str, field: str, message: str) -> QCIssue:
     """Build an issue with the severity registered for its code.
 
     Raises:
-        KeyError: for a code that is not a DESIGN.md QC code.
+        KeyError: for a code that is not a QC code of docs/reference/codes.md.
     """
     return QCIssue(code=code, severity=SEVERITY[code], field=field, message=message)
 

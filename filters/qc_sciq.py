@@ -2,7 +2,8 @@
 
 Why: the paper asks workers for questions of 6-30 words, short answers (up to 3 words), no yes/no
 questions, answers clear from the chosen passage; stage 2 keeps 3 distractors, at least one written by
-the worker. Each check returns its DESIGN.md code; most are errors a worker can fix on the HIT form.
+the worker. Each check returns its code (docs/reference/codes.md); most are errors a worker can fix on
+the HIT form.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Why: the paper drops questions asking for instructors'/TAs' personal information
 anonymised), normalises yes/no answers to one word, uses "No/insufficient information" for adversarial
 questions, screens for profanity with profanity-check, caps QA pairs per annotator, and requires copied
 answer spans (1 / 1 / up to 5 / up to 5) or reasoning steps (1 / up to 5) per question type. Every
-check here returns its DESIGN.md code; :func:`check_pairs` collects all of them.
+check here returns its code (docs/reference/codes.md); :func:`check_pairs` collects all of them.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Why rules and not a model: the paper built the filter iteratively on a small labelled set, adding rules
 to raise precision first; each rule is a cheap, explainable test, and every sentence gets *all* the
-codes that fire so reviewers see why it was rejected. Codes are the DESIGN.md rule codes.
+codes that fire so reviewers see why it was rejected. Codes are the rule codes of docs/reference/codes.md.
 
 Each rule takes a :class:`SentenceView` (one sentence, tagged by spaCy's ``tagger``; ``first_name`` also
 reads the PERSON entities) and :class:`FilterOptions`, and returns True when the rule *fires* (the

@@ -3,7 +3,7 @@
 The views (``annotation/hit_views.py``) do everything that is the same for every HIT: find the
 assignment from its signed link, consent, drafts, time limits, the one-transaction submission, and the
 hand-back to MTurk / Prolific / the local crowd. A handler does what differs: which fields the form
-has (DESIGN.md's HIT form contract), what the page shows, how the fields are checked and how a valid
+has (docs/reference/hit-forms.md), what the page shows, how the fields are checked and how a valid
 submission becomes QA pairs, spans, steps, validations and distractors.
 
 A handler also holds the facts about its kind that the rest of the platform acts on (what a batch is

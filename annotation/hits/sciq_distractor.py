@@ -5,7 +5,7 @@ exam (flags: ungrammatical, false answer, unrelated to science, too specific), s
 suggestions, lets the worker keep at most two and requires at least one distractor of their own so that
 there are exactly three. The distractor rules live in :mod:`filters.qc_sciq`.
 
-Form fields (DESIGN.md "HIT form contract"): ``flag`` (repeatable), ``suggested`` (repeatable: ids of
+Form fields (docs/reference/hit-forms.md): ``flag`` (repeatable), ``suggested`` (repeatable: ids of
 the pair's model-suggestion ``Distractor`` rows, at most 2), ``own-0``, ``own-1``, ``own-2``.
 
 Storage: one ``Validation`` per assignment, and *per-validation* ``Distractor`` rows (``selected=True``,

@@ -5,7 +5,7 @@ they can skip unsuitable ones, asks for a question of 6-30 words that is not a y
 answer of at most 3 words, and never reuses a chosen passage. The rules themselves live in
 :mod:`filters.qc_sciq`; this handler only maps their findings onto the form's fields.
 
-Form fields (DESIGN.md "HIT form contract"): ``passage`` (a passage id of this HIT, or ``none``),
+Form fields (docs/reference/hit-forms.md): ``passage`` (a passage id of this HIT, or ``none``),
 ``question``, ``answer``; plus this page's extension ``reject_reason`` (optional, with ``none``).
 """
 

@@ -6,9 +6,9 @@ single and multi factual, summarization) or writing reasoning steps (single and 
 adversarial questions get the fixed answer "No/insufficient information". The page shows the syllabus
 text page by page, so a selected span is stored with its exact character offsets into
 ``Document.text`` and its page (hidden fields ``qa-{i}-span-{j}-start/-end/-page``, our extension of
-DESIGN.md's form contract). The server re-checks everything the browser checked with the one QC
-implementation (:func:`filters.qc_syllabusqa.check_pair`) and never trusts the offsets it is sent: a
-span whose offsets do not hold its text is located again in the document.
+the HIT form contract, docs/reference/hit-forms.md). The server re-checks everything the browser
+checked with the one QC implementation (:func:`filters.qc_syllabusqa.check_pair`) and never trusts the
+offsets it is sent: a span whose offsets do not hold its text is located again in the document.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ SHORT_LABELS: dict[str, str] = {
 
 
 def field_name(card: int, name: str) -> str:
-    """The form field ``qa-{card}-{name}`` (DESIGN.md's HIT form contract)."""
+    """The form field ``qa-{card}-{name}`` (docs/reference/hit-forms.md)."""
     return f"qa-{card}-{name}"
 
 
@@ -444,8 +444,8 @@ class ScreeningHandler(SyllabusQAHandler):
     The quiz questions (``annotation.services.batches.add_quiz``) come from the syllabus's reference pairs;
     their ``quiz-{k}-answer`` fields are graded after submission
     (``evaluation.services.answer_grader``). A syllabus QA batch never sees these fields, so its form is
-    exactly DESIGN.md's contract. An approved screening assignment qualifies its worker for the batches
-    that require this one.
+    exactly the contract of docs/reference/hit-forms.md. An approved screening assignment qualifies its
+    worker for the batches that require this one.
     """
 
     default_title = "Screening: write 14 questions and answers about a course syllabus"

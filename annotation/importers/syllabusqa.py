@@ -1,4 +1,6 @@
-"""Reader of the SyllabusQA release's syllabi (papers/syllabusqa.txt; DESIGN.md ``import_syllabusqa``).
+"""Reader of the SyllabusQA release's syllabi (papers/syllabusqa.txt; ``import_syllabusqa`` in the commands).
+
+The command is described in docs/reference/commands.md.
 
 Layout: ``data/dataset_split/{train,val,test}.csv`` (read by :mod:`annotation.importers.syllabusqa_csv`)
 and ``syllabi/syllabi_redacted/{text,pdf}/`` with ``syllabi/syllabi_meta_info.csv``. The text files are

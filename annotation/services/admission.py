@@ -6,7 +6,7 @@ signed-link pages (task, autosave, submit, return: :func:`admit_link`). The clai
 (:mod:`annotation.services.assigning`) call :func:`check_can_work` and :func:`hit_refusal` inside
 the HIT's row lock, so the rule holds under concurrent arrivals too.
 
-The rule (DESIGN.md, "Admission and identity"):
+The rule (docs/admission.md):
 
 1. A batch admits only arrivals of its own platform. Local batches: signed-in local workers invited to
    that batch (an invite without a batch opens every non-expert local batch; expert batches need an

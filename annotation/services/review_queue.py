@@ -27,7 +27,8 @@ class QueueFilter:
 
     Attributes:
         batch: a batch id.
-        flag: a DESIGN.md QC code a pair must carry, or a validation flag (``Validation.Flag``).
+        flag: a QC code (docs/reference/codes.md) a pair must carry, or a validation flag
+            (``Validation.Flag``).
         question_type: a question type ("sciq" for SciQ pairs, :data:`VALIDATION` for stage-2 validations).
         worker: a worker pseudonym.
         status: the assignment status (default: submitted, i.e. waiting for a decision).

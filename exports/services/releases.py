@@ -3,7 +3,7 @@
 ``export_release`` registers what it writes; ``run_benchmark --release DIR`` registers a directory it
 has not seen (a release copied from elsewhere), so every benchmark run points at a catalogue row.
 
-Identity rules (releases are immutable, DESIGN.md "Exports"):
+Identity rules (releases are immutable, docs/reference/releases.md):
 
 * a directory is registered once; registering it again returns its row, unless its ``manifest.json``
   changed meanwhile, which is refused;

@@ -66,7 +66,8 @@ def test_get__screening_page_shows_quiz_above_the_cards(client: Any, screening: 
     syllabus_hit = create_batch(BatchSpec(kind=Batch.Kind.SYLLABUS_QA, corpus=CORPUS, limit=1)).hits.get()
     handler = handler_for(Batch.Kind.SYLLABUS_QA)
     assert handler.context(syllabus_hit, None)["quiz"] == []
-    # a syllabus QA submission keeps DESIGN.md's contract exactly: quiz fields are not even read
+    # a syllabus QA submission keeps the HIT form contract (docs/reference/hit-forms.md) exactly: quiz
+    # fields are not even read
     body = QueryDict(mutable=True)
     body.update({**form_fields(screening["cards"]), "quiz-0-answer": "dropped"})
     assert "quiz-0-answer" not in handler.fields_from(body)

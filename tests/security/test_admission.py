@@ -1,4 +1,4 @@
-"""Attacks on the admission rule, replayed against the real views (DESIGN.md "Admission and identity").
+"""Attacks on the admission rule, replayed against the real views (docs/admission.md).
 
 Each test plays the attacker (a crowd worker who knows another worker's id, or a stranger with a link)
 and asserts the attack fails with a 4xx page, while the honest path keeps working.

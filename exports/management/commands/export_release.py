@@ -1,10 +1,10 @@
 """``manage.py export_release``: build a versioned, immutable dataset release directory and register it.
 
 The export job (:mod:`exports.services.exporting`) runs in this process, so the command's JSON gives the
-path and the counts as DESIGN.md promises; ``--queue`` puts it on the ``default`` queue instead (the New
-release page always does) and names the job. The split is checked
-first: an empty split, a split with fewer items than asked, or leakage between splits stops the command
-with a non-zero exit unless ``--allow-empty-split`` / ``--allow-short-split`` / ``--allow-leakage`` says
+path and the counts as docs/reference/commands.md promises; ``--queue`` puts it on the ``default``
+queue instead (the New release page always does) and names the job. The split is checked first: an
+empty split, a split with fewer items than asked, or leakage between splits stops the command with a
+non-zero exit unless ``--allow-empty-split`` / ``--allow-short-split`` / ``--allow-leakage`` says
 otherwise. In process, the last output line is the JSON summary (path, counts, ``release_id`` of the
 catalogue row that pages and benchmark runs refer to, ``warnings``). ``--publish s3://bucket/prefix``
 then uploads the release to ``prefix/<name>-<version>/`` (``published`` in the JSON: its URL and the
@@ -51,8 +51,8 @@ class Command(JsonCommand):
     )
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> Any:
-        # DESIGN.md names the release version --version, which Django reserves for its own version
-        # flag; "resolve" lets this command's option replace Django's.
+        # The command contract (docs/reference/commands.md) names the release version --version, which
+        # Django reserves for its own version flag; "resolve" lets this command's option replace Django's.
         return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
 
     def add_arguments(self, parser: Any) -> None:

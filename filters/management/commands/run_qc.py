@@ -25,7 +25,9 @@ class Command(JsonCommand):
 
     def add_arguments(self, parser: Any) -> None:
         source = parser.add_mutually_exclusive_group(required=True)
-        source.add_argument("--input", type=Path, help="JSON lines of QA pairs (DESIGN.md run_qc contract).")
+        source.add_argument(
+            "--input", type=Path, help="JSON lines of QA pairs (see run_qc in docs/reference/commands.md)."
+        )
         source.add_argument("--batch", type=int, help="QC the QA pairs submitted in this batch.")
         source.add_argument("--corpus", help="QC the QA pairs of this corpus (e.g. an imported release).")
         parser.add_argument(
