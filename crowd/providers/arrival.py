@@ -1,7 +1,7 @@
 """An arrival at a HIT page and a completion step: the values and URL checks the platforms share.
 
-Each platform's traits (:mod:`crowd.providers.traits`) read its own arrival parameters and give its
-completion step with these (no Django here, so the rules are tested without a database):
+Each platform's traits (``crowd.providers.<platform>.traits``) read its own arrival parameters and give
+its completion step with these (no Django here, so the rules are tested without a database):
 
 - MTurk opens the ExternalQuestion URL with ``assignmentId``, ``hitId``, ``workerId`` and ``turkSubmitTo``
   (``assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE`` while the worker only previews the HIT). The credential is
@@ -17,20 +17,14 @@ local assignment to the platform's session id, never to the worker id alone.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from annotation.platforms import Platform
 
-PREVIEW_ASSIGNMENT_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
 MAX_PARAMETER_CHARS = 100
 """Longest accepted id parameter (MTurk ids are 30-64 characters, Prolific's 24); the id columns hold 100."""
-
-MTURK_WORKER_ORIGINS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
-"""Where MTurk's worker site lives (production, sandbox): the only externalSubmit targets in production."""
-MTURK_FRAME_ORIGINS = ("https://worker.mturk.com", *MTURK_WORKER_ORIGINS)
-"""The MTurk pages that show a HIT in their iframe (the worker site, its classic and sandbox hosts)."""
 
 
 class ArrivalError(ValueError):
@@ -94,42 +88,6 @@ def origin_of(url: str) -> str:
     if not parts.scheme or not parts.hostname:
         return ""
     return f"{parts.scheme.lower()}://{parts.hostname.lower()}" + (f":{port}" if port else "")
-
-
-def external_submit_url(turk_submit_to: str, test_origins: Iterable[str] = ()) -> str:
-    """``{turkSubmitTo}/mturk/externalSubmit`` for a ``turkSubmitTo`` on MTurk's worker hosts.
-
-    Accepted: exactly ``https://www.mturk.com`` or ``https://workersandbox.mturk.com`` (or one of
-    ``test_origins``), with no user name, password, query or fragment, and no path but
-    ``/mturk/externalSubmit``. Everything else (another scheme, an evil or look-alike host,
-    ``user:pw@`` URLs) is refused, because the after-submit page posts the assignment id there.
-
-    Raises:
-        ArrivalError: naming the refused value.
-    """
-    base = turk_submit_to.strip().rstrip("/")
-    try:
-        parts = urlsplit(base)
-        parts.port  # noqa: B018 - a malformed port raises here
-    except ValueError as exc:
-        raise ArrivalError(f"turkSubmitTo is not a valid URL: {turk_submit_to!r}") from exc
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ArrivalError(f"turkSubmitTo must be an http(s) URL, got {turk_submit_to!r}")
-    allowed = set(MTURK_WORKER_ORIGINS) | {origin_of(o) for o in test_origins if origin_of(o)}
-    origin = origin_of(base)
-    if (
-        "@" in parts.netloc
-        or parts.query
-        or parts.fragment
-        or parts.path not in ("", "/mturk/externalSubmit")
-        or origin not in allowed
-        or parts.netloc.lower() != origin.split("://", 1)[1]
-    ):
-        raise ArrivalError(
-            f"turkSubmitTo must be MTurk's worker site (www.mturk.com or workersandbox.mturk.com), "
-            f"got {turk_submit_to[:120]!r}"
-        )
-    return f"{origin}/mturk/externalSubmit"
 
 
 @dataclass(frozen=True)

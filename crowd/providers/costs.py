@@ -1,15 +1,7 @@
 """Cost of a batch before launch, the budget cap, and effective hourly pay.
 
-Fee rules (as of the sources below; platforms change them, so they are parameters):
-
-- MTurk: 20% commission on rewards and bonuses, at least $0.01 per assignment; HITs with 10 or more
-  assignments pay another 20% on the reward (not on bonuses).
-  https://requester.mturk.com/pricing
-- Prolific: a service fee on every participant payment, bonuses included. Prolific's help centre states
-  "~33.33% service charge on each bonus payment + VAT where applicable" ("How to Resolve an
-  Underpaying Study with Bonus Payments", researcher-help.prolific.co); ``PROLIFIC_FEES`` uses 1/3 and no
-  VAT. Rates differ by account type and over time: pass your workspace's rate (``prolific_fees(rate)``).
-  The bulk-bonus set-up answer carries Prolific's own ``fees`` figure, which is authoritative.
+Each platform's fee rules are its traits' ``fees`` (``crowd.providers.<platform>.traits``, with the
+sources they follow); platforms change them, so they are parameters of the functions here.
 
 All amounts are integer cents; fees are rounded up per assignment, as a platform charges them.
 """
@@ -43,21 +35,15 @@ class FeeSchedule:
     vat_rate: float = 0.0
 
 
-MTURK_FEES = FeeSchedule(
-    "mturk", commission_rate=0.20, large_batch_rate=0.20, large_batch_threshold=10, min_fee_cents=1
-)
-PROLIFIC_FEES = FeeSchedule("prolific", commission_rate=1 / 3)
-LOCAL_FEES = FeeSchedule("local", commission_rate=0.0)
-
-
-def prolific_fees(rate: float = 1 / 3, vat_rate: float = 0.0) -> FeeSchedule:
-    """Return Prolific's schedule with your workspace's service-fee rate (and VAT on the fee)."""
-    return FeeSchedule("prolific", commission_rate=rate, vat_rate=vat_rate)
+NO_FEES = FeeSchedule("", commission_rate=0.0)
+"""No fees: the local crowd and the fake."""
 
 
 def fees_for(platform: str) -> FeeSchedule:
-    """Return the default schedule for a provider name (``local`` and ``fake`` cost no fees)."""
-    return {"mturk": MTURK_FEES, "prolific": PROLIFIC_FEES}.get(platform, LOCAL_FEES)
+    """Return the default schedule of the platform stored as ``platform`` (its traits' ``fees``)."""
+    from crowd.providers.traits import traits_for  # the traits build on FeeSchedule
+
+    return traits_for(platform).fees
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,11 @@
 """Errors raised by crowd providers, keeping the platform's own code and HTTP status.
 
-Two axes: the platform (``MTurkError``, ``ProlificError``) and the kind of failure (``NotFoundError``,
-``AlreadyDoneError``, ``RateLimitedError`` ...). A concrete error inherits from both, so a Celery task can
-retry on ``(RateLimitedError, TransientError)`` whatever the platform, while platform code can still
-catch ``MTurkError``. ``error_for(platform, kind)`` picks the concrete class; nothing here swallows an
-error (compare Mephisto's ``approve_work`` that catches every ``Exception``).
+Two axes: the platform (each platform package's ``errors`` module: ``crowd.providers.mturk.errors``...)
+and the kind of failure defined here (``NotFoundError``, ``AlreadyDoneError``, ``RateLimitedError`` ...).
+A concrete error inherits from both, so a Celery task can retry on ``(RateLimitedError, TransientError)``
+whatever the platform, while platform code can still catch its own root class. ``error_for(platform,
+kind)`` picks the concrete class a platform registered; nothing here swallows an error (compare
+Mephisto's ``approve_work`` that catches every ``Exception``).
 """
 
 from __future__ import annotations
@@ -96,98 +97,28 @@ PAYMENT_REFUSED: tuple[type[ProviderError], ...] = (
 
 # --- platforms ---------------------------------------------------------------------------------------
 
-
-class MTurkError(ProviderError):
-    """An error from Amazon Mechanical Turk."""
-
-    platform = "mturk"
+_TABLE: dict[tuple[str, type[ProviderError]], type[ProviderError]] = {}
+"""The concrete class of each (platform, kind), filled by each platform's own ``errors`` module."""
 
 
-class ProlificError(ProviderError):
-    """An error from Prolific."""
+def register_errors(platform: str, table: dict[type[ProviderError], type[ProviderError]]) -> None:
+    """Record a platform's concrete error class for each kind of failure (its ``errors`` module calls this).
 
-    platform = "prolific"
-
-
-class MTurkNotFoundError(MTurkError, NotFoundError):
-    """MTurk: the HIT, assignment or qualification does not exist."""
-
-
-class MTurkAlreadyDoneError(MTurkError, AlreadyDoneError):
-    """MTurk: the assignment is not in the state the operation needs, or the token was already used."""
-
-
-class MTurkInvalidRequestError(MTurkError, InvalidRequestError):
-    """MTurk: ``RequestError`` not covered by a more precise kind."""
-
-
-class MTurkRateLimitedError(MTurkError, RateLimitedError):
-    """MTurk: throttled."""
-
-
-class MTurkAuthError(MTurkError, AuthError):
-    """MTurk: credentials refused."""
-
-
-class MTurkTransientError(MTurkError, TransientError):
-    """MTurk: ``ServiceFault`` or a network failure."""
-
-
-class MTurkInsufficientFundsError(MTurkError, InsufficientFundsError):
-    """MTurk: the requester balance is too low."""
-
-
-class ProlificNotFoundError(ProlificError, NotFoundError):
-    """Prolific: HTTP 404."""
-
-
-class ProlificAlreadyDoneError(ProlificError, AlreadyDoneError):
-    """Prolific: the submission or study is already in the requested state."""
-
-
-class ProlificInvalidRequestError(ProlificError, InvalidRequestError):
-    """Prolific: HTTP 400 or a request refused by local validation."""
-
-
-class ProlificRateLimitedError(ProlificError, RateLimitedError):
-    """Prolific: HTTP 429."""
-
-
-class ProlificAuthError(ProlificError, AuthError):
-    """Prolific: HTTP 401 or 403."""
-
-
-class ProlificTransientError(ProlificError, TransientError):
-    """Prolific: HTTP 5xx, a timeout or a dropped connection."""
-
-
-class ProlificInsufficientFundsError(ProlificError, InsufficientFundsError):
-    """Prolific: HTTP 402 or a balance error."""
-
-
-_TABLE: dict[tuple[str, type[ProviderError]], type[ProviderError]] = {
-    ("mturk", NotFoundError): MTurkNotFoundError,
-    ("mturk", AlreadyDoneError): MTurkAlreadyDoneError,
-    ("mturk", InvalidRequestError): MTurkInvalidRequestError,
-    ("mturk", RateLimitedError): MTurkRateLimitedError,
-    ("mturk", AuthError): MTurkAuthError,
-    ("mturk", TransientError): MTurkTransientError,
-    ("mturk", InsufficientFundsError): MTurkInsufficientFundsError,
-    ("prolific", NotFoundError): ProlificNotFoundError,
-    ("prolific", AlreadyDoneError): ProlificAlreadyDoneError,
-    ("prolific", InvalidRequestError): ProlificInvalidRequestError,
-    ("prolific", RateLimitedError): ProlificRateLimitedError,
-    ("prolific", AuthError): ProlificAuthError,
-    ("prolific", TransientError): ProlificTransientError,
-    ("prolific", InsufficientFundsError): ProlificInsufficientFundsError,
-}
+    Args:
+        platform: the provider name.
+        table: kind class (``NotFoundError`` ...) -> the platform's class inheriting from it.
+    """
+    for kind, concrete in table.items():
+        if not issubclass(concrete, kind):
+            raise TypeError(f"{concrete.__name__} must inherit from {kind.__name__}")
+        _TABLE[(platform, kind)] = concrete
 
 
 def error_for(platform: str, kind: type[ProviderError]) -> type[ProviderError]:
     """Return the concrete error class for a platform and a kind of failure.
 
     Args:
-        platform: ``"mturk"`` or ``"prolific"``.
+        platform: a provider name whose ``errors`` module registered its classes.
         kind: one of the kind classes above (``NotFoundError`` ...).
 
     Returns:

@@ -13,19 +13,12 @@ from typing import Any
 
 from crowd.providers.base import CrowdProvider
 from crowd.providers.errors import ProviderConfigError
+from crowd.providers.traits import platform_traits
 
 ProviderFactory = Callable[[Mapping[str, Any]], CrowdProvider]
 
-CONFIG_KEYS = (
-    "MTURK_SANDBOX",
-    "AWS_ENDPOINT_URL_MTURK",
-    "PROLIFIC_API_URL",
-    "PROLIFIC_API_TOKEN",
-    "PROLIFIC_WORKSPACE_ID",
-    "PROLIFIC_BLOCK_GROUP_ID",
-    "PUBLIC_BASE_URL",
-    "MTURK_EXTRA_SUBMIT_ORIGINS",
-)
+SHARED_CONFIG_KEYS = ("PUBLIC_BASE_URL",)
+"""Settings every provider may read; each platform's own are its traits' ``config_keys``."""
 
 
 def _mturk(config: Mapping[str, Any]) -> CrowdProvider:
@@ -61,11 +54,20 @@ def provider_names() -> tuple[str, ...]:
     return tuple(sorted(_REGISTRY))
 
 
+def config_keys() -> tuple[str, ...]:
+    """Every setting a provider reads: the shared ones and each platform's ``config_keys``."""
+    keys = [*SHARED_CONFIG_KEYS]
+    for traits in platform_traits():
+        keys.extend(k for k in traits.config_keys if k not in keys)
+    return tuple(keys)
+
+
 def config_from(settings: Any) -> dict[str, Any]:
     """Collect the provider settings from a mapping or an object with attributes (Django ``settings``)."""
+    keys = config_keys()
     if isinstance(settings, Mapping):
-        return {k: settings[k] for k in CONFIG_KEYS if k in settings}
-    return {k: getattr(settings, k) for k in CONFIG_KEYS if hasattr(settings, k)}
+        return {k: settings[k] for k in keys if k in settings}
+    return {k: getattr(settings, k) for k in keys if hasattr(settings, k)}
 
 
 def get_provider(name: str, settings: Any) -> CrowdProvider:

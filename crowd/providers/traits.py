@@ -1,32 +1,24 @@
 """What crowdqa knows about each platform without calling it; no Django and no platform SDK here.
 
 A platform's rules (how a worker arrives, where they go when done, whether crowdqa or another site
-hosts the work, what stopping a batch does) are class attributes and class methods of its traits class.
-Each provider class inherits its traits (``MTurkProvider(MTurkTraits, CrowdProvider)``), and
-:func:`traits_for` gives them for a stored ``Batch.provider`` / ``Worker.platform`` value without
-building a client, so HIT pages ask the same object the Celery tasks use and never compare names.
+hosts the work, what stopping a batch does, its fees) are class attributes and class methods of its
+traits class, in its own package (``crowd.providers.mturk.traits``...). Each provider class inherits its
+traits (``MTurkProvider(MTurkTraits, CrowdProvider)``), and :func:`traits_for` gives them for a stored
+``Batch.provider`` / ``Worker.platform`` value without building a client, so HIT pages ask the same
+object the Celery tasks use and never compare names.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Mapping
+import functools
+import importlib
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar, Optional
 
 from annotation.platforms import Platform
-from crowd.providers.arrival import (
-    MTURK_FRAME_ORIGINS,
-    PREVIEW_ASSIGNMENT_ID,
-    Arrival,
-    ArrivalError,
-    Completion,
-    Finished,
-    external_submit_url,
-    origin_of,
-    required_parameter,
-    required_url_parameter,
-)
+from crowd.providers.arrival import Arrival, Completion, Finished, origin_of
+from crowd.providers.costs import NO_FEES, FeeSchedule
 from crowd.providers.errors import ProviderConfigError
 
 NO_CONFIG: Mapping[str, Any] = MappingProxyType({})
@@ -55,6 +47,8 @@ class PlatformTraits:
         frame_origins: the platform's sites that show a HIT page in their iframe.
         bonus_record_readable: the platform keeps a record of bonuses crowdqa can read to settle a
             payment whose answer was lost (``CrowdProvider.bonuses_on_record``).
+        fees: what the platform charges on rewards and bonuses (:class:`crowd.providers.costs.FeeSchedule`).
+        config_keys: the settings the platform's provider reads (``crowd.providers.factory.config_from``).
     """
 
     name: ClassVar[str] = ""
@@ -67,6 +61,8 @@ class PlatformTraits:
     min_rejection_chars: ClassVar[int] = 0
     bonus_record_readable: ClassVar[bool] = False
     frame_origins: ClassVar[tuple[str, ...]] = ()
+    fees: ClassVar[FeeSchedule] = NO_FEES
+    config_keys: ClassVar[tuple[str, ...]] = ()
     do_not_call_in_templates: ClassVar[bool] = True
     """Templates read the traits class's attributes; Django must not instantiate it."""
 
@@ -95,119 +91,40 @@ class PlatformTraits:
         return None
 
 
-class MTurkTraits(PlatformTraits):
-    """Amazon Mechanical Turk: an ExternalQuestion HIT per local HIT, ``externalSubmit`` when done."""
-
-    name = Platform.MTURK.value
-    short_name = "MTurk"
-    unit_per_hit = True
-    stop_is_final = True
-    returns_on_platform = True
-    bonus_record_readable = True
-    frame_origins = MTURK_FRAME_ORIGINS
-
-    @classmethod
-    def stand_in_origins(cls, config: Mapping[str, Any]) -> tuple[str, ...]:
-        """``MTURK_EXTRA_SUBMIT_ORIGINS`` and the host of ``AWS_ENDPOINT_URL_MTURK`` (boto3 reads that
-        variable from the environment, so the pages trust the server the client talks to)."""
-        extra = [o for o in config.get("MTURK_EXTRA_SUBMIT_ORIGINS", ()) if o]
-        endpoint = os.environ.get("AWS_ENDPOINT_URL_MTURK", "")
-        return (*extra, endpoint) if endpoint else tuple(extra)
-
-    @classmethod
-    def read_arrival(cls, params: Mapping[str, str], config: Mapping[str, Any]) -> Optional[Arrival]:
-        """MTurk opens the HIT with ``assignmentId``, ``hitId``, ``workerId`` and ``turkSubmitTo``.
-
-        ``assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE`` is a preview, which names no worker.
-        """
-        if "assignmentId" not in params:
-            return None
-        assignment_id = required_parameter(params, "assignmentId")
-        hit_id = required_parameter(params, "hitId")
-        if assignment_id == PREVIEW_ASSIGNMENT_ID:
-            return Arrival(Platform.MTURK, "", assignment_id, hit_id, preview=True)
-        turk_submit_to = required_url_parameter(params, "turkSubmitTo")
-        submit_to = external_submit_url(turk_submit_to, cls.stand_in_origins(config))
-        return Arrival(
-            Platform.MTURK,
-            required_parameter(params, "workerId"),
-            assignment_id,
-            hit_id,
-            submit_to=submit_to,
-            meta={"turk_submit_to": submit_to},
-        )
-
-    @classmethod
-    def completion(cls, finished: Finished, config: Mapping[str, Any]) -> Optional[Completion]:
-        """Post the assignment id to the stored ``turkSubmitTo``, checked again against MTurk's hosts.
-
-        An assignment recorded before the allow-list (or edited by hand) can never make the page post to
-        another site.
-        """
-        try:
-            target = external_submit_url(finished.submit_to, cls.stand_in_origins(config))
-        except ArrivalError:
-            return Completion(
-                problem="Your answers are saved, but this HIT was not opened from MTurk's site, so it cannot "
-                "be submitted there from here. Please contact the requester through MTurk."
-            )
-        return Completion(post_to=target, assignment_id=finished.assignment_ref)
+PLATFORMS = (
+    "crowd.providers.mturk.traits:MTurkTraits",
+    "crowd.providers.prolific.traits:ProlificTraits",
+    "crowd.providers.local.traits:LocalTraits",
+)
+"""Each platform's traits class, by import path: the platforms whose workers arrive through URL parameters
+(``external``) are recognised in this order. A platform package imports this module, so they load on
+first use."""
+TEST_PLATFORMS = {"fake": "crowd.providers.fake.provider:FakeProvider"}
+"""Test doubles, loaded on first use: they are not platforms a batch is stored with in production."""
 
 
-class ProlificTraits(PlatformTraits):
-    """Prolific: one study per batch, the completion URL when done."""
-
-    name = Platform.PROLIFIC.value
-    short_name = "Prolific"
-    publish_retry_safe = False
-    min_rejection_chars = 100
-
-    @classmethod
-    def read_arrival(cls, params: Mapping[str, str], config: Mapping[str, Any]) -> Optional[Arrival]:
-        """Prolific opens the study URL with ``PROLIFIC_PID``, ``STUDY_ID`` and ``SESSION_ID``."""
-        if "PROLIFIC_PID" not in params:
-            return None
-        study_id = required_parameter(params, "STUDY_ID")
-        return Arrival(
-            Platform.PROLIFIC,
-            required_parameter(params, "PROLIFIC_PID"),
-            required_parameter(params, "SESSION_ID"),
-            study_id,
-            meta={"study_id": study_id},
-        )
-
-    @classmethod
-    def completion(cls, finished: Finished, config: Mapping[str, Any]) -> Optional[Completion]:
-        """Redirect to Prolific's completion URL with the study's completion code."""
-        if not finished.completion_code:
-            return Completion(
-                problem="Your answers are saved. The study has no completion code set; "
-                "please tell the researcher through Prolific's messages."
-            )
-        from crowd.providers.prolific.api import completion_url  # keeps requests out of the HIT views
-
-        return Completion(redirect_to=completion_url(finished.completion_code))
+def _load(path: str) -> type[PlatformTraits]:
+    module, _, attribute = path.partition(":")
+    traits = getattr(importlib.import_module(module), attribute)
+    if not (isinstance(traits, type) and issubclass(traits, PlatformTraits)):
+        raise TypeError(f"{path} is not a PlatformTraits class")
+    return traits
 
 
-class LocalTraits(PlatformTraits):
-    """The local crowd: crowdqa is the platform (invites, sign-in, the worker home)."""
-
-    name = Platform.LOCAL.value
-    short_name = "local crowd"
-    external = False
+@functools.cache
+def _platforms() -> dict[str, type[PlatformTraits]]:
+    """The stored name of each platform -> its traits, in the order of ``PLATFORMS``."""
+    return {traits.name: traits for traits in map(_load, PLATFORMS)}
 
 
-def _fake() -> type[PlatformTraits]:
-    from crowd.providers.fake.provider import FakeProvider  # imports base, which builds on this module
+def platform_traits() -> tuple[type[PlatformTraits], ...]:
+    """Every production platform's traits, in the order of ``PLATFORMS``."""
+    return tuple(_platforms().values())
 
-    return FakeProvider
 
-
-_TRAITS: dict[str, type[PlatformTraits]] = {t.name: t for t in (MTurkTraits, ProlificTraits, LocalTraits)}
-#: Test doubles, loaded on first use: they are not platforms a batch is stored with in production.
-_TEST_TRAITS: dict[str, Callable[[], type[PlatformTraits]]] = {"fake": _fake}
-#: The platforms whose workers arrive through URL parameters, in the order they are recognised.
-ARRIVING = (MTurkTraits, ProlificTraits)
+def arriving() -> tuple[type[PlatformTraits], ...]:
+    """The traits of the platforms whose workers arrive through URL parameters, in the order recognised."""
+    return tuple(traits for traits in platform_traits() if traits.external)
 
 
 def traits_for(name: str) -> type[PlatformTraits]:
@@ -216,22 +133,23 @@ def traits_for(name: str) -> type[PlatformTraits]:
     Raises:
         ProviderConfigError: no platform has that name.
     """
-    traits = _TRAITS.get(name)
-    if traits is None and name in _TEST_TRAITS:
-        traits = _TEST_TRAITS[name]()
+    traits = _platforms().get(name)
+    if traits is None and name in TEST_PLATFORMS:
+        traits = _load(TEST_PLATFORMS[name])
     if traits is None:
-        raise ProviderConfigError(f"unknown crowd platform {name!r}; known: {', '.join(sorted(_TRAITS))}")
+        known = ", ".join(sorted(_platforms()))
+        raise ProviderConfigError(f"unknown crowd platform {name!r}; known: {known}")
     return traits
 
 
 def arriving_platforms() -> tuple[Platform, ...]:
     """The platforms whose workers arrive through URL parameters (what a HIT link without them lacks)."""
-    return tuple(Platform(traits.name) for traits in ARRIVING)
+    return tuple(Platform(traits.name) for traits in arriving())
 
 
 def hosted_platforms() -> tuple[str, ...]:
     """The stored names of the platforms crowdqa hosts itself (``external`` False): for queries."""
-    return tuple(name for name, traits in _TRAITS.items() if not traits.external)
+    return tuple(name for name, traits in _platforms().items() if not traits.external)
 
 
 def parse_arrival(params: Mapping[str, str], config: Mapping[str, Any] = NO_CONFIG) -> Optional[Arrival]:
@@ -244,7 +162,7 @@ def parse_arrival(params: Mapping[str, str], config: Mapping[str, Any] = NO_CONF
     Raises:
         ArrivalError: a platform's parameters are present but incomplete or malformed.
     """
-    for traits in ARRIVING:
+    for traits in arriving():
         arrival = traits.read_arrival(params, config)
         if arrival is not None:
             return arrival
@@ -261,7 +179,7 @@ def completion_for(
 def framing_origins(config: Mapping[str, Any]) -> tuple[str, ...]:
     """The origins that may show HIT pages in a frame: each arriving platform's sites and stand-ins."""
     origins: list[str] = []
-    for traits in ARRIVING:
+    for traits in arriving():
         origins.extend(traits.frame_origins)
         origins.extend(origin_of(o) for o in traits.stand_in_origins(config) if origin_of(o))
     return tuple(origins)

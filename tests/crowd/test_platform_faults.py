@@ -13,8 +13,8 @@ import pytest
 from annotation.models import Assignment, Batch
 from annotation.services.batches import BatchSpec
 from crowd.models import Payment
-from crowd.providers import errors
 from crowd.providers.base import PaymentStatus
+from crowd.providers.mturk import errors
 from crowd.services.lifecycle import launch, publish, spent_cents
 from crowd.services.review import ReviewError, approve_assignment, bonus
 from crowd.services.sync import sync_batch
@@ -143,7 +143,8 @@ def test_spent_cents__bonus_fees_are_charged_per_bonus_as_the_budget_check_charg
     sciq_corpus, mturk_settings
 ) -> None:  # noqa: ANN001
     from crowd.models import Worker
-    from crowd.providers.costs import MTURK_FEES, bonus_fee_cents
+    from crowd.providers.costs import bonus_fee_cents
+    from crowd.providers.mturk.traits import MTURK_FEES
 
     batch, _ = launch(_spec(reward_cents=0))
     worker = Worker.objects.get_or_create_for("mturk", "W9")

@@ -32,6 +32,7 @@ from crowd.providers.base import (
     SubmissionStatus,
     already_paid,
 )
+from crowd.providers.costs import NO_FEES
 
 
 class FakeProvider(CrowdProvider):
@@ -52,6 +53,8 @@ class FakeProvider(CrowdProvider):
     min_rejection_chars = 0
     bonus_record_readable = False
     frame_origins = ()
+    fees = NO_FEES
+    config_keys = ()
 
     def __init__(self) -> None:
         self.sandbox = True

@@ -34,7 +34,7 @@ from crowd.providers.base import (
     SubmissionStatus,
     already_paid,
 )
-from crowd.providers.traits import LocalTraits
+from crowd.providers.local.traits import LocalTraits
 
 logger = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
-from crowd.providers import errors
+from crowd.providers.mturk import errors
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Optional
 
-from crowd.providers import errors
 from crowd.providers.base import (
     CrowdProvider,
     PaymentRecord,
@@ -33,8 +32,9 @@ from crowd.providers.base import (
     already_paid,
 )
 from crowd.providers.mturk import api as mturk_api
+from crowd.providers.mturk import errors
 from crowd.providers.mturk import requirements as mturk_requirements
-from crowd.providers.traits import MTurkTraits
+from crowd.providers.mturk.traits import MTurkTraits
 
 logger = logging.getLogger(__name__)
 

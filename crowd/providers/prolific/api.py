@@ -20,8 +20,8 @@ from urllib.parse import urljoin
 
 import requests
 
-from crowd.providers import errors
-from crowd.providers.traits import ProlificTraits
+from crowd.providers.prolific import errors
+from crowd.providers.prolific.traits import ProlificTraits
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Optional
 
-from crowd.providers import errors
 from crowd.providers.base import (
     CrowdProvider,
     PaymentRecord,
@@ -36,8 +35,9 @@ from crowd.providers.base import (
     already_paid,
 )
 from crowd.providers.prolific import api as prolific_api
+from crowd.providers.prolific import errors
 from crowd.providers.prolific.api import ProlificClient
-from crowd.providers.traits import ProlificTraits
+from crowd.providers.prolific.traits import ProlificTraits
 
 logger = logging.getLogger(__name__)
 

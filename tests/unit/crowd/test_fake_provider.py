@@ -15,6 +15,7 @@ from crowd.providers.base import (
     SubmissionStatus,
 )
 from crowd.providers.fake.provider import FakeProvider
+from crowd.providers.mturk import errors as mturk_errors
 from crowd.providers.mturk.provider import MTurkProvider
 from crowd.providers.prolific.provider import ProlificProvider
 
@@ -107,8 +108,15 @@ def test_register_provider__lets_the_local_provider_plug_in() -> None:
 
 
 def test_error_str__names_platform_operation_code_and_status() -> None:
-    err = errors.MTurkNotFoundError(
+    err = mturk_errors.MTurkNotFoundError(
         "Assignment A1 does not exist", code="RequestError", status=400, operation="send_bonus"
     )
     assert str(err) == "[mturk send_bonus RequestError HTTP 400] Assignment A1 does not exist"
-    assert isinstance(err, errors.NotFoundError) and isinstance(err, errors.MTurkError)
+    assert isinstance(err, errors.NotFoundError) and isinstance(err, mturk_errors.MTurkError)
+    assert errors.error_for("mturk", errors.NotFoundError) is mturk_errors.MTurkNotFoundError
+    assert errors.error_for("nowhere", errors.NotFoundError) is errors.NotFoundError
+
+
+def test_register_errors__refuses_a_class_that_is_not_of_its_kind() -> None:
+    with pytest.raises(TypeError, match="must inherit from NotFoundError"):
+        errors.register_errors("nowhere", {errors.NotFoundError: errors.TransientError})

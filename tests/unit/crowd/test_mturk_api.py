@@ -6,8 +6,8 @@ from datetime import datetime
 
 import pytest
 
-from crowd.providers import errors
 from crowd.providers.mturk import api as mturk_api
+from crowd.providers.mturk import errors
 from crowd.providers.mturk import requirements as mturk_requirements
 from tests.fakes.fixtures import load_response
 

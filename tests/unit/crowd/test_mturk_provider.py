@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from botocore.stub import ANY
 
-from crowd.providers import errors
 from crowd.providers.base import (
     InMemoryPaymentStore,
     PaymentRecord,
@@ -20,6 +19,7 @@ from crowd.providers.base import (
     SubmissionStatus,
 )
 from crowd.providers.mturk import api as mturk_api
+from crowd.providers.mturk import errors
 from crowd.providers.mturk import requirements as mturk_requirements
 from crowd.providers.mturk.provider import MTurkProvider, annotation_for, token_for
 from tests.fakes.fixtures import load_response

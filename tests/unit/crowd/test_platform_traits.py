@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from annotation.platforms import Platform
-from crowd.providers.arrival import MTURK_FRAME_ORIGINS, ArrivalError, Finished
+from crowd.providers.arrival import ArrivalError, Finished
 from crowd.providers.errors import ProviderConfigError
 from crowd.providers.fake.provider import FakeProvider
 from crowd.providers.mturk.provider import MTurkProvider
+from crowd.providers.mturk.traits import MTURK_FRAME_ORIGINS
 from crowd.providers.prolific.provider import ProlificProvider
 from crowd.providers.traits import (
     PlatformTraits,

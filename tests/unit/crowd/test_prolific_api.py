@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import requests
 
-from crowd.providers import errors
 from crowd.providers.prolific import api as prolific_api
+from crowd.providers.prolific import errors
 from crowd.providers.prolific.api import ProlificClient
 from tests.fakes.fixtures import load_response
 

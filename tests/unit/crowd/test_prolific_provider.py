@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from crowd.providers import errors
 from crowd.providers.base import (
     InMemoryDedupStore,
     InMemoryPaymentStore,
@@ -14,6 +13,7 @@ from crowd.providers.base import (
     PublishUnit,
     SubmissionStatus,
 )
+from crowd.providers.prolific import errors
 from crowd.providers.prolific.provider import ProlificProvider, resolve_unconfirmed
 from crowd.providers.prolific.webhooks import WebhookError, receive
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from annotation.platforms import Platform
-from crowd.providers.arrival import PREVIEW_ASSIGNMENT_ID, ArrivalError, external_submit_url
+from crowd.providers.arrival import ArrivalError
+from crowd.providers.mturk.traits import PREVIEW_ASSIGNMENT_ID, external_submit_url
 from crowd.providers.traits import parse_arrival
 
 

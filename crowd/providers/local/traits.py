@@ -1,0 +1,16 @@
+"""What crowdqa knows about the local crowd: crowdqa itself is the platform (no Django here)."""
+
+from __future__ import annotations
+
+from annotation.platforms import Platform
+from crowd.providers.costs import NO_FEES
+from crowd.providers.traits import PlatformTraits
+
+
+class LocalTraits(PlatformTraits):
+    """The local crowd: crowdqa is the platform (invites, sign-in, the worker home)."""
+
+    name = Platform.LOCAL.value
+    short_name = "local crowd"
+    external = False
+    fees = NO_FEES

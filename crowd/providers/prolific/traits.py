@@ -1,0 +1,73 @@
+"""What crowdqa knows about Prolific without calling it: arrival parameters, the completion URL, fees.
+
+Prolific opens the study URL with ``PROLIFIC_PID``, ``STUDY_ID`` and ``SESSION_ID``. The credential is
+``SESSION_ID``; when done, the participant is redirected to Prolific's completion URL. No Django and no
+``requests`` here: HIT pages import this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Optional
+
+from annotation.platforms import Platform
+from crowd.providers.arrival import Arrival, Completion, Finished, required_parameter
+from crowd.providers.costs import FeeSchedule
+from crowd.providers.traits import PlatformTraits
+
+
+def prolific_fees(rate: float = 1 / 3, vat_rate: float = 0.0) -> FeeSchedule:
+    """Return Prolific's schedule with your workspace's service-fee rate (and VAT on the fee).
+
+    Prolific charges a service fee on every participant payment, bonuses included. Its help centre states
+    "~33.33% service charge on each bonus payment + VAT where applicable" ("How to Resolve an Underpaying
+    Study with Bonus Payments", researcher-help.prolific.co). Rates differ by account type and over time.
+    The bulk-bonus set-up answer carries Prolific's own ``fees`` figure, which is authoritative.
+    """
+    return FeeSchedule(Platform.PROLIFIC.value, commission_rate=rate, vat_rate=vat_rate)
+
+
+PROLIFIC_FEES = prolific_fees()
+"""The default schedule: a 1/3 service fee and no VAT."""
+
+
+class ProlificTraits(PlatformTraits):
+    """Prolific: one study per batch, the completion URL when done."""
+
+    name = Platform.PROLIFIC.value
+    short_name = "Prolific"
+    publish_retry_safe = False
+    min_rejection_chars = 100
+    fees = PROLIFIC_FEES
+    config_keys = (
+        "PROLIFIC_API_URL",
+        "PROLIFIC_API_TOKEN",
+        "PROLIFIC_WORKSPACE_ID",
+        "PROLIFIC_BLOCK_GROUP_ID",
+    )
+
+    @classmethod
+    def read_arrival(cls, params: Mapping[str, str], config: Mapping[str, Any]) -> Optional[Arrival]:
+        """Prolific opens the study URL with ``PROLIFIC_PID``, ``STUDY_ID`` and ``SESSION_ID``."""
+        if "PROLIFIC_PID" not in params:
+            return None
+        study_id = required_parameter(params, "STUDY_ID")
+        return Arrival(
+            Platform.PROLIFIC,
+            required_parameter(params, "PROLIFIC_PID"),
+            required_parameter(params, "SESSION_ID"),
+            study_id,
+            meta={"study_id": study_id},
+        )
+
+    @classmethod
+    def completion(cls, finished: Finished, config: Mapping[str, Any]) -> Optional[Completion]:
+        """Redirect to Prolific's completion URL with the study's completion code."""
+        if not finished.completion_code:
+            return Completion(
+                problem="Your answers are saved. The study has no completion code set; "
+                "please tell the researcher through Prolific's messages."
+            )
+        from crowd.providers.prolific.api import completion_url  # keeps requests out of the HIT views
+
+        return Completion(redirect_to=completion_url(finished.completion_code))
