@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "distractors",
     "exports",
     "evaluation",
+    "worker",
 ]
 
 MIDDLEWARE = [
@@ -135,7 +136,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 # HIT pages run inside MTurk's iframe: they send CSP frame-ancestors naming MTurk's hosts instead
-# (annotation/framing.py); every other page is not frameable.
+# (worker/framing.py); every other page is not frameable.
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"  # signed HIT links never leak to other sites in Referer

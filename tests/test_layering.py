@@ -24,7 +24,9 @@ from pathlib import Path
 from django.conf import settings
 
 REPO = Path(settings.BASE_DIR)
-APPS = ("annotation", "crowd", "filters", "distractors", "exports", "evaluation")
+APPS = ("annotation", "crowd", "filters", "distractors", "exports", "evaluation", "worker")
+#: the web faces: every module of theirs is top layer.
+FACES = frozenset({"worker"})
 TOP_PARTS = frozenset(
     {
         "views",
@@ -56,7 +58,9 @@ def _app(module: str) -> str:
 
 
 def is_top(module: str) -> bool:
-    return any(part in TOP_PARTS or part.endswith(("_views", "_urls")) for part in module.split(".")[1:])
+    return _app(module) in FACES or any(
+        part in TOP_PARTS or part.endswith(("_views", "_urls")) for part in module.split(".")[1:]
+    )
 
 
 def is_model(module: str) -> bool:

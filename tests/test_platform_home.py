@@ -32,7 +32,7 @@ from django.conf import settings
 from annotation.platforms import Platform
 
 REPO = Path(settings.BASE_DIR)
-ROOTS = ("annotation", "crowd", "filters", "distractors", "exports", "evaluation", "config")
+ROOTS = ("annotation", "crowd", "filters", "distractors", "exports", "evaluation", "worker", "config")
 HOME = Path("crowd/providers")
 ENUM = Path("annotation/platforms.py")
 NAMES = frozenset({*Platform.values(), "fake"})
