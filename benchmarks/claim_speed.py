@@ -29,8 +29,8 @@ from django.db import connection  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
 from annotation.models import HIT, Batch, Corpus  # noqa: E402
-from annotation.services.assigning import claim_next  # noqa: E402
 from crowd.models import Worker  # noqa: E402
+from worker.assigning import claim_next  # noqa: E402
 
 
 def build(size: int) -> Batch:

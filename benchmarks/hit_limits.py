@@ -155,9 +155,9 @@ def _free_port() -> int:
 SETUP = """
 import json, django
 django.setup()
-from annotation import hit_links
+from worker import hit_links
 from annotation.models import Batch
-from annotation.services.assigning import claim_next
+from worker.assigning import claim_next
 from crowd.models import Consent, Worker
 from django.core.management import call_command
 call_command("load_demo", verbosity=0)

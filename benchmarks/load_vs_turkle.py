@@ -132,12 +132,12 @@ def setup_crowdqa(rounds: int, users: int, hits: int, items: list[tuple[str, str
     django.setup()
     from django.utils import timezone
 
-    from annotation import hit_links
     from annotation.models import Assignment
     from annotation.platforms import Platform
     from annotation.services.batches import BatchSpec, create_batch
     from crowd.models import Consent, Worker, pseudonym_for
     from tests.factories import make_textbook
+    from worker import hit_links
 
     by_text = {p: (q, a) for p, q, a in items}
     contents = []

@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from annotation.hit_urls import hit_patterns, worker_patterns
+from worker.hit_urls import hit_patterns, worker_patterns
 
 urlpatterns = [
     path("admin/", admin.site.urls),

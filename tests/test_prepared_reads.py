@@ -15,13 +15,13 @@ from django.db.models import Model
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 
-from annotation import hit_links
 from annotation.hits.sciq_question import _OFFERED
 from annotation.models import HIT, Assignment, Passage
 from config.prepared_reads import MARKER, PreparedRead
 from crowd.models import Consent
 from tests.factories import make_assignment, make_batch, make_document, make_textbook, make_worker
 from tests.threads import run_in_threads, skip_unless_threads_share_the_database
+from worker import hit_links
 
 pytestmark = pytest.mark.django_db
 

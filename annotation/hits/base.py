@@ -1,6 +1,6 @@
 """The contract between the generic HIT views and each kind of HIT (syllabus QA, SciQ stage 1 and 2).
 
-The views (``annotation/hit_views.py``) do everything that is the same for every HIT: find the
+The views (``worker/hit_views.py``) do everything that is the same for every HIT: find the
 assignment from its signed link, consent, drafts, time limits, the one-transaction submission, and the
 hand-back to MTurk / Prolific / the local crowd. A handler does what differs: which fields the form
 has (docs/reference/hit-forms.md), what the page shows, how the fields are checked and how a valid

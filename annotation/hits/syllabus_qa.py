@@ -20,7 +20,6 @@ from typing import Any, Optional
 
 from django.urls import reverse
 
-from annotation import hit_links
 from annotation import question_types as qt
 from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitHandler
 from annotation.models import HIT, AnswerSpan, Assignment, Document, QAPair, ReasoningStep
@@ -35,6 +34,7 @@ from filters.qc_syllabusqa import (
     find_duplicate_questions,
 )
 from filters.spans import NormalizedDocument, locate_span, normalize_document, normalize_text
+from worker import hit_links
 
 logger = logging.getLogger(__name__)
 

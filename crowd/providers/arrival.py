@@ -11,7 +11,7 @@ its completion step with these (no Django here, so the rules are tested without 
 - Prolific opens the study URL with ``PROLIFIC_PID``, ``STUDY_ID`` and ``SESSION_ID``. The credential is
   ``SESSION_ID``; when done, the participant is redirected to Prolific's completion URL.
 
-A bare worker id is never a credential: the admission rule (annotation/services/admission.py) binds a
+A bare worker id is never a credential: the admission rule (worker/admission.py) binds a
 local assignment to the platform's session id, never to the worker id alone.
 """
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import AnswerSpan, Assignment, QAPair
-from annotation.services.assigning import claim_next
 from annotation.services.batches import BatchSpec, create_batch
 from tests.factories import make_corpus, make_document, make_worker
+from worker.assigning import claim_next
 
 TEXT = "Grading: exams 60%, labs 40%.\nLate work loses 10% per day.\n"
 

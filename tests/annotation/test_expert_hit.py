@@ -17,13 +17,11 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation import hit_links
 from annotation import question_types as qt
 from annotation.hits import handler_for
 from annotation.hits.expert_answer import CONSENT, ExpertAnswerHandler
 from annotation.models import Assignment, Batch, ExpertAnswer, QAPair
 from annotation.platforms import Platform
-from annotation.services.assigning import claim_next
 from annotation.services.batches import typical_minutes
 from annotation.services.expert import ExpertBatchError, create_expert_batch, sample_item_ids
 from crowd.models import Consent, Worker
@@ -32,6 +30,8 @@ from exports.release import load_index
 from exports.services.releases import register_release
 from tests.annotation.test_syllabus_hit import CORPUS, import_one_syllabus
 from tests.unit.exports.conftest import SYLLABUSQA_PUBLIC_CONTACTS
+from worker import hit_links
+from worker.assigning import claim_next
 
 SPLIT = "val"  # the real syllabus of test_syllabus_hit is in SyllabusQA's val split
 

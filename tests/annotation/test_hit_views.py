@@ -12,12 +12,12 @@ import pytest
 from django.contrib.messages import get_messages
 from django.utils import timezone
 
-from annotation import hit_links
 from annotation.models import Assignment, Batch
-from annotation.services.assigning import claim_next
 from annotation.services.batches import BatchSpec, create_batch
 from crowd.models import Consent, Worker
 from tests.factories import make_textbook, make_worker
+from worker import hit_links
+from worker.assigning import claim_next
 
 pytestmark = pytest.mark.django_db
 

@@ -13,12 +13,12 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.models import HIT, Assignment, Batch, Corpus, QAPair
-from annotation.services.assigning import ClaimRefused, claim_next, return_assignment
 from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
 from crowd.invites import InviteError, create_invites, find_invite, redeem
 from crowd.models import Qualification, Worker
 from tests.factories import make_corpus, make_document, make_textbook, make_worker
 from tests.threads import run_in_threads, skip_unless_threads_share_the_database
+from worker.assigning import ClaimRefused, claim_next, return_assignment
 
 pytestmark = pytest.mark.django_db
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import AnswerSpan, Assignment, QAPair
-from annotation.services.assigning import claim_next
 from annotation.services.batches import BatchSpec, create_batch
 from annotation.services.review_queue import QueueFilter, queue_pairs
 from tests.factories import make_corpus, make_document, make_researcher, make_worker
+from worker.assigning import claim_next
 
 pytestmark = pytest.mark.django_db
 

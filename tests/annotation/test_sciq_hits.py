@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from annotation import hit_links
 from annotation.hits.sciq_question import PassageTaken, SciQQuestionHandler
 from annotation.importers.mcq import MCQRow, read_sciq
 from annotation.models import (
@@ -28,12 +27,13 @@ from annotation.models import (
     sha256_text,
 )
 from annotation.services import review
-from annotation.services.assigning import ClaimRefused, claim_next
 from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
 from annotation.tasks import after_submission
 from crowd.models import Consent, Worker
 from filters.qc_sciq import SciQItem, SciQOptions, check_item
 from tests.factories import make_researcher, make_worker
+from worker import hit_links
+from worker.assigning import ClaimRefused, claim_next
 
 pytestmark = pytest.mark.django_db
 

@@ -14,10 +14,10 @@ import pytest
 from annotation import question_types as qt
 from annotation.models import HIT, Batch, QAPair
 from annotation.services import review, validation_hits
-from annotation.services.assigning import claim_next
 from annotation.services.batches import BatchSpec, create_batch
 from distractors.suggestion import ranked_suggestions
 from tests.factories import make_textbook, make_worker
+from worker.assigning import claim_next
 
 pytestmark = pytest.mark.django_db
 

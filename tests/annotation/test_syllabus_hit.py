@@ -15,16 +15,16 @@ from typing import Any
 
 import pytest
 
-from annotation import hit_links
 from annotation import question_types as qt
 from annotation.hits.syllabus_qa import CARD_TYPES, SyllabusQAHandler
 from annotation.models import HIT, Assignment, Batch, Document, QAPair
-from annotation.services.assigning import claim_next
 from annotation.services.batches import BatchSpec, create_batch
 from annotation.services.importing import import_syllabusqa
 from annotation.tasks import after_submission
 from crowd.models import Consent, Worker
 from filters.qc_syllabusqa import SyllabusQAPair, check_pair, find_duplicate_questions
+from worker import hit_links
+from worker.assigning import claim_next
 
 #: A short real syllabus (3 PDF pages) with 140 released QA pairs covering all seven types.
 SYLLABUS = "Syllabus_Marine_Microbiome_2022_redacted"

@@ -7,11 +7,11 @@ from datetime import datetime
 
 import pytest
 
-from annotation import hit_links
-from annotation.services.assigning import claim_next
 from annotation.services.batches import BatchSpec, BatchSpecError, create_batch, typical_minutes
 from crowd.models import Consent
 from tests.factories import make_corpus, make_document, make_worker
+from worker import hit_links
+from worker.assigning import claim_next
 
 pytestmark = pytest.mark.django_db
 

@@ -18,11 +18,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from annotation import hit_links
 from annotation import question_types as qt
 from annotation.models import HIT, Assignment, Batch, QAPair, Validation
 from annotation.services import review
-from annotation.services.assigning import claim_next
 from annotation.services.batches import BatchSpec, create_batch
 from annotation.services.expert import create_expert_batch
 from crowd.models import Consent, Worker
@@ -31,6 +29,8 @@ from tests.annotation.test_expert_hit import SPLIT, export_small_release
 from tests.annotation.test_sciq_hits import CORPUS, load_passages
 from tests.annotation.test_syllabus_hit import claimed_hit
 from tests.browser.conftest import SCREENS, overflow, serious_violations, small_targets, tab_to
+from worker import hit_links
+from worker.assigning import claim_next
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -15,14 +15,14 @@ from django.db import transaction
 from django.db.models.signals import post_save
 from playwright.sync_api import Page, expect
 
-from annotation import hit_links
 from annotation.models import HIT, Assignment
 from annotation.services import review, validation_hits
-from annotation.services.assigning import claim_next
 from crowd.models import Consent
 from tests.annotation.test_stage2_suggestions import submitted_question
 from tests.browser.conftest import SCREENS, overflow, serious_violations
 from tests.factories import make_worker
+from worker import hit_links
+from worker.assigning import claim_next
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

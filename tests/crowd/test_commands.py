@@ -9,11 +9,11 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Batch
-from annotation.services.assigning import claim_next
 from crowd.models import Payment
 from crowd.services.dashboard import batch_stats
 from tests.crowd.conftest import answers_for
 from tests.factories import make_worker
+from worker.assigning import claim_next
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,6 @@ import pytest
 from django.db import transaction
 
 from annotation.models import Batch
-from annotation.services.assigning import ClaimRefused, claim_next
 from annotation.services.batches import BatchSpec
 from crowd.models import Payment
 from crowd.providers.base import PaymentStatus
@@ -16,6 +15,7 @@ from crowd.services.review import ReviewError, approve_assignment, bonus, reject
 from crowd.services.sync import sync_batch
 from tests.crowd.conftest import answers_for
 from tests.factories import make_worker
+from worker.assigning import ClaimRefused, claim_next
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,6 @@ from django.core.management import CommandError, call_command
 
 from annotation import question_types as qt
 from annotation.models import Assignment, ExpertAnswer
-from annotation.services.assigning import claim_next
 from annotation.services.expert import create_expert_batch
 from crowd.models import Worker
 from evaluation.agreement import AgreementItem, agreement
@@ -24,6 +23,7 @@ from evaluation.models import BenchmarkRun
 from evaluation.services.human import HumanAgreementError, compute_human_agreement
 from exports.dataset import item_id
 from exports.services.releases import register_release
+from worker.assigning import claim_next
 
 pytestmark = pytest.mark.django_db
 

@@ -19,13 +19,13 @@ from django.core.management import call_command
 from annotation.hits.sciq_distractor import SciQDistractorHandler, suggestions_of
 from annotation.hits.sciq_question import SciQQuestionHandler
 from annotation.models import Batch, Corpus, Passage, QAPair, sha256_text
-from annotation.services.assigning import claim_next
 from annotation.services.batches import BatchSpec, create_batch
 from annotation.services.validation_hits import on_question_accepted
 from exports.models import Release
 from exports.splits import SPLITS
 from tests.annotation.test_sciq_hits import usable_records
 from tests.factories import make_worker
+from worker.assigning import claim_next
 
 pytestmark = pytest.mark.django_db
 

@@ -24,12 +24,12 @@ from django_celery_results.models import TaskResult
 
 from annotation.models import Assignment, QAPair
 from annotation.services import followups
-from annotation.services.assigning import claim_next
 from annotation.services.batches import BatchSpec, create_batch
 from config.broker import file_broker_options
 from config.celery import app as celery_app
 from tests.factories import make_textbook, make_worker
 from tests.integration.test_review_flow import _wait_for
+from worker.assigning import claim_next
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

@@ -10,13 +10,13 @@ from collections.abc import Iterator
 import pytest
 from django_celery_results.models import TaskResult
 
-from annotation import hit_links
 from annotation.models import Assignment, QAPair
-from annotation.services.assigning import claim_next
 from annotation.services.batches import BatchSpec, create_batch
 from config.celery import app as celery_app
 from crowd.models import Consent, Payment
 from tests.factories import make_researcher, make_textbook, make_worker
+from worker import hit_links
+from worker.assigning import claim_next
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

@@ -12,12 +12,12 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation import hit_links
 from annotation.models import HIT, Assignment, Batch, QAPair
 from annotation.services.batches import BatchSpec, create_batch
 from crowd.invites import create_invites
 from crowd.models import Consent, Worker
 from tests.factories import make_textbook
+from worker import hit_links
 
 pytestmark = pytest.mark.django_db
 

@@ -19,16 +19,16 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from annotation import hit_links
 from annotation.hits.base import MAX_FIELD_CHARS
 from annotation.models import Assignment, Batch
-from annotation.services.assigning import claim_next
 from annotation.services.batches import BatchSpec, create_batch
 from annotation.textnorm import storable
 from crowd.models import Consent
 from crowd.providers.prolific.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 from exports.models import Release
 from tests.factories import make_researcher, make_textbook, make_worker
+from worker import hit_links
+from worker.assigning import claim_next
 
 pytestmark = pytest.mark.django_db
 

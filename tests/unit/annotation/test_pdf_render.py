@@ -1,4 +1,4 @@
-"""Tests of annotation/pdf_render.py: page rasterisation, width clamping and the disk cache."""
+"""Tests of worker/pdf_render.py: page rasterisation, width clamping and the disk cache."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from annotation import pdf_render
+from worker import pdf_render
 
 
 def _make_pdf(path: Path, pages: int = 3) -> Path:

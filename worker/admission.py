@@ -3,7 +3,7 @@
 Every entry path calls this module: the local invite and ``/work/`` next-HIT
 (:func:`admit_local`), MTurk and Prolific arrivals and MTurk previews (:func:`admit_arrival`), and the
 signed-link pages (task, autosave, submit, return: :func:`admit_link`). The claim mechanics
-(:mod:`annotation.services.assigning`) call :func:`check_can_work` and :func:`hit_refusal` inside
+(:mod:`worker.assigning`) call :func:`check_can_work` and :func:`hit_refusal` inside
 the HIT's row lock, so the rule holds under concurrent arrivals too.
 
 The rule (docs/admission.md):
@@ -165,7 +165,7 @@ def admit_arrival(batch: Batch, arrival: Arrival) -> Admission:
     Raises:
         Refused: with the message and status to show.
     """
-    from annotation.services import assigning
+    from worker import assigning
 
     if arrival.platform != batch.provider:
         raise Refused("This task is not offered on the platform you came from.", status=403)
@@ -199,7 +199,7 @@ def admit_local(batch: Batch, worker: Optional[Worker]) -> Assignment:
     Raises:
         Refused: with the message to show.
     """
-    from annotation.services import assigning
+    from worker import assigning
 
     if worker is None:
         raise Refused("Sign in with your invite link to work.", status=403)

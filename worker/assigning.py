@@ -20,9 +20,9 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import HIT, Assignment, Batch, QAPair
-from annotation.services import admission
 from crowd.models import Worker
 from crowd.providers.traits import hosted_platforms
+from worker import admission
 
 logger = logging.getLogger(__name__)
 

@@ -19,12 +19,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation import hit_links
 from annotation.models import Assignment, Batch
-from annotation.services import admission, assigning
 from crowd.invites import InviteError, find_invite, redeem
 from crowd.models import Worker
 from crowd.providers.traits import hosted_platforms
+from worker import admission, assigning, hit_links
 
 
 def _worker_or_none(request: HttpRequest) -> Worker | None:
@@ -80,7 +79,7 @@ def home(request: HttpRequest) -> HttpResponse:
 def next_hit(request: HttpRequest, batch_id: int) -> HttpResponse:
     """Take the next HIT of a batch (or resume the one in progress) and open it.
 
-    Security behavior: the admission rule (:func:`annotation.services.admission.admit_local`) admits
+    Security behavior: the admission rule (:func:`worker.admission.admit_local`) admits
     only local workers invited to this batch (expert batches: expert invites), then checks slots, caps,
     qualifications and own-question exclusion under the HIT's row lock.
     """

@@ -3,7 +3,7 @@
 from django.contrib.auth.views import LogoutView
 from django.urls import path
 
-from annotation import hit_views, worker_views
+from worker import hit_views, worker_views
 
 hit_patterns = (
     [

@@ -1,13 +1,13 @@
 """Worker-facing HIT pages: arrival from MTurk / Prolific, the assignment page, drafts, return, consent.
 
 Security behavior: an assignment page is reached only through its signed link
-(:mod:`annotation.hit_links`), which identifies the worker; no login, session or CSRF cookie is needed,
+(:mod:`worker.hit_links`), which identifies the worker; no login, session or CSRF cookie is needed,
 because MTurk shows the page in a third-party iframe where browsers drop such cookies (the views are
-therefore ``csrf_exempt``, and frameable by MTurk's hosts only, :mod:`annotation.framing`: the
+therefore ``csrf_exempt``, and frameable by MTurk's hosts only, :mod:`worker.framing`: the
 unguessable link is the credential). A
 link stops accepting answers once its assignment is submitted, returned or expired. Platform arrivals
 (``/hit/<batch>/``) create the worker and the assignment from the platform's URL parameters. Local
-workers reach their links through the logged-in pages in :mod:`annotation.worker_views`. Worker-written
+workers reach their links through the logged-in pages in :mod:`worker.worker_views`. Worker-written
 text shown to another worker goes through the templates' autoescaping.
 """
 
@@ -24,17 +24,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import hit_links
 from annotation.drafts import REVISIONS_FIELD, parse_revisions
-from annotation.framing import platform_frameable
 from annotation.hits import FormCheck, HitConflict, HitHandler, handler_for
 from annotation.models import HIT, Assignment, Batch, Document, IllegalTransition
 from annotation.permissions import can_view
-from annotation.services import admission, assigning
 from crowd.models import Consent
 from crowd.providers.arrival import Finished
 from crowd.providers.factory import config_from
 from crowd.providers.traits import arriving_platforms, completion_for, traits_for
+from worker import admission, assigning, hit_links
+from worker.framing import platform_frameable
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +71,7 @@ def arrive(request: HttpRequest, batch_id: int) -> HttpResponse:
     worker and the assignment, then redirect to the assignment's signed link.
 
     Security behavior: everything is decided by the admission rule
-    (:func:`annotation.services.admission.admit_arrival`): only the batch's own platform, only its HITs
+    (:func:`worker.admission.admit_arrival`): only the batch's own platform, only its HITs
     or study, the platform's session id as the credential (a worker id alone opens nothing),
     ``turkSubmitTo`` only on MTurk's worker hosts, and slots, caps, qualifications and own-question
     exclusion under the HIT's row lock. Refusals are 4xx pages that say why.
@@ -140,7 +139,7 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
     with a message next to each problem, and is kept as the draft.
 
     Security behavior: the signed link is the credential (see the module note); the admission rule
-    (:func:`annotation.services.admission.admit_link`) refuses blocked workers and assignments outside
+    (:func:`worker.admission.admit_link`) refuses blocked workers and assignments outside
     their batch's platform, and a closed assignment takes no answers.
     """
     assignment = _admitted(request, token)
@@ -258,7 +257,7 @@ def save_draft(request: HttpRequest, token: str) -> JsonResponse:
     saves may arrive out of order; the per-field revisions make the order irrelevant.
 
     Security behavior: the signed link is the credential and the admission rule must still admit the
-    worker (:func:`annotation.services.admission.admit_link`); only an accepted, unexpired assignment
+    worker (:func:`worker.admission.admit_link`); only an accepted, unexpired assignment
     takes a draft.
     """
     with transaction.atomic():
@@ -281,7 +280,7 @@ def locate_span(request: HttpRequest, token: str) -> JsonResponse:
     """Locate a span the worker typed or pasted in the HIT's syllabus (the span field asks as it changes).
 
     Security behavior: only an open assignment's signed link that the admission rule still admits
-    (:func:`annotation.services.admission.admit_link`) may ask, about its own HIT's document
+    (:func:`worker.admission.admit_link`) may ask, about its own HIT's document
     (the document is never named by the request); a closed assignment gets 409, a HIT kind without a
     span locator or without a document 404. The text is cut to the handler's limit before it is
     searched, and the answer carries only offsets and the syllabus's own text, which the worker can
@@ -366,7 +365,7 @@ def document_page_image(request: HttpRequest, token: str, pk: int, page: int) ->
     Security behavior: an assignment or preview token names the HIT; only that HIT's own document is
     served, and a width that is not a number is a 404.
     """
-    from annotation.pdf_render import render_page
+    from worker.pdf_render import render_page
 
     document = _document_of(token, pk)
     if not document.pdf:
