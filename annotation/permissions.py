@@ -13,7 +13,8 @@ button is shown exactly when the view behind it would allow it: no button answer
 Security behavior: reading researcher pages needs the ``view`` permission (or
 ``CROWDQA_PUBLIC_DASHBOARD``, a demo-only switch that opens the pages read-only to anyone). Every change
 needs its own permission, even with the public dashboard on; a refused change by an anonymous visitor is
-sent to the sign-in page (and back), by a signed-in user without the permission is answered 403.
+sent to the sign-in page (and back), by a signed-in user without the permission is answered 403 with
+a page that names what the account may not do and where to go (:mod:`config.error_views`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,20 @@ ACTIONS: dict[str, str] = {
     "benchmark": "evaluation.add_benchmarkrun",
 }
 """Researcher actions and the Django permission ("app_label.codename") each one needs."""
+
+ACTION_LABELS: dict[str, str] = {
+    "view": "see the researcher pages",
+    "launch": "create and publish batches",
+    "manage": "pause, resume or close batches",
+    "invite": "invite workers",
+    "review": "review submitted work",
+    "pay": "pay bonuses",
+    "block": "block workers",
+    "notify": "message workers",
+    "export": "build releases",
+    "benchmark": "run benchmarks",
+}
+"""What each action lets a researcher do, in the words a refusal page uses."""
 
 GROUP_EXTRA_PERMISSIONS = (
     "annotation.view_corpus",
@@ -88,7 +103,9 @@ def refuse(request: HttpRequest, action: str) -> HttpResponse:
             if referer.query and same_host:
                 target += f"?{referer.query}"
         return redirect_to_login(target)
-    raise PermissionDenied(f"Your account may not do this ({ACTIONS[action]} is needed).")
+    raise PermissionDenied(
+        f"Your account may not {ACTION_LABELS.get(action, action)} (permission {ACTIONS[action]})."
+    )
 
 
 def allowed(request: HttpRequest, action: str) -> bool:

@@ -22,3 +22,8 @@ urlpatterns = [
     path("benchmarks/", include("evaluation.urls")),
     path("", include("annotation.urls")),
 ]
+
+handler400 = "config.error_views.bad_request"
+handler403 = "config.error_views.permission_denied"
+handler404 = "config.error_views.page_not_found"
+handler500 = "config.error_views.server_error"
