@@ -647,6 +647,12 @@ class QAPair(models.Model):
     original_split = models.CharField(max_length=10, blank=True, db_index=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING, db_index=True)
     qc_flags = models.JSONField(default=list, blank=True)
+    qc_severity = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The severity each QC flag was raised with on this pair (error, review or fixed): "
+        "one code, such as too_short, can be an error or a review flag.",
+    )
     metadata = models.JSONField(
         default=dict, blank=True, help_text="Source-specific fields (e.g. ARC answer key)."
     )

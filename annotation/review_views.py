@@ -268,7 +268,8 @@ class ReviewQueueView(ResearcherRequiredMixin, TemplateView):
 @require_POST
 @researcher_action("review")
 def review_queue_decide(request: HttpRequest) -> HttpResponse:
-    """Approve or reject the ticked assignments (each goes to its platform; failures are listed).
+    """Approve or reject the ticked assignments (each goes to its platform; every one left out is listed
+    with why: refused by its state or platform, or no longer there).
 
     Security behavior: needs the ``review`` permission and CSRF; ids that are not ASCII digits are
     ignored; each decision goes through ``crowd.services.review`` (payments recorded once).
@@ -279,7 +280,11 @@ def review_queue_decide(request: HttpRequest) -> HttpResponse:
     reason = request.POST.get("reason", "")
     ids = [int(i) for i in request.POST.getlist("assignment") if i.isdecimal() and i.isascii()]
     done, failed, decided = 0, [], []
-    for assignment in Assignment.objects.filter(pk__in=ids).select_related("hit__batch"):
+    found = list(Assignment.objects.filter(pk__in=ids).select_related("hit__batch"))
+    missing = sorted(set(ids) - {a.pk for a in found})
+    if missing:
+        failed.append(f"Skipped {len(missing)} ticked submission(s) that no longer exist: {missing[:20]}.")
+    for assignment in found:
         try:
             if action == "approve":
                 approve_assignment(assignment)

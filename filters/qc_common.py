@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Optional
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +83,43 @@ def issue(code: str, field: str, message: str) -> QCIssue:
 def flags_of(issues: Sequence[QCIssue]) -> list[str]:
     """Distinct codes in first-seen order (the ``flags`` list of ``run_qc`` output)."""
     return list(dict.fromkeys(i.code for i in issues))
+
+
+_RANK = {FIXED: 0, REVIEW: 1, ERROR: 2}
+
+
+def severities_of(issues: Sequence[QCIssue | Mapping[str, Any]]) -> dict[str, str]:
+    """The severity each code was raised with on one pair: the most severe when raised more than once.
+
+    Why per pair and not per code: one code can carry two severities. ``too_short`` is an error for a
+    question under the minimum length and a review flag for the SyllabusQA authors' answer-length rule,
+    so a stored pair must say which one it got.
+
+    Args:
+        issues: :class:`QCIssue` objects or their ``to_dict()`` form (``run_qc`` output).
+    """
+    out: dict[str, str] = {}
+    for found in issues:
+        if isinstance(found, QCIssue):
+            code, severity = found.code, found.severity
+        else:
+            code, severity = str(found["code"]), str(found["severity"])
+        if code not in out or _RANK.get(severity, 0) > _RANK.get(out[code], 0):
+            out[code] = severity
+    return out
+
+
+def error_flags(flags: Sequence[str], severities: Optional[Mapping[str, str]] = None) -> list[str]:
+    """The flags of one pair whose severity is ``error`` (they block automatic approval).
+
+    Args:
+        flags: the pair's flag codes.
+        severities: the severity each code was raised with on that pair (``QAPair.qc_severity``); a
+            code missing from it (pairs checked before severities were stored) takes its registered
+            severity from :data:`SEVERITY`.
+    """
+    severities = severities or {}
+    return [f for f in flags if severities.get(f, SEVERITY.get(f)) == ERROR]
 
 
 _NON_WORD = re.compile(r"[^\w\s]")

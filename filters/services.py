@@ -16,6 +16,7 @@ from django.utils import timezone
 from annotation import question_types as qt
 from annotation.models import Corpus, Passage, QAPair
 from filters.qc import run_qc
+from filters.qc_common import severities_of
 from filters.qc_sciq import SciQItem, SciQOptions
 from filters.qc_syllabusqa import SyllabusQAPair
 from filters.sentence_filter import judge_passages
@@ -166,7 +167,10 @@ def qc_queryset(pairs: Any, save: bool = True) -> list[dict[str, Any]]:
     if save:
         for qa, result in zip(pairs, results, strict=True):
             qa.qc_flags = list(result["flags"])
+            qa.qc_severity = severities_of(result["issues"])
             qa.normalized_answer = result.get("normalized_answer") or ""
         with transaction.atomic():
-            QAPair.objects.bulk_update(pairs, ["qc_flags", "normalized_answer"], batch_size=1000)
+            QAPair.objects.bulk_update(
+                pairs, ["qc_flags", "qc_severity", "normalized_answer"], batch_size=1000
+            )
     return results

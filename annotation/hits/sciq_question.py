@@ -12,7 +12,7 @@ Form fields (docs/reference/hit-forms.md): ``passage`` (a passage id of this HIT
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Optional
 
 from django.db.models import F
@@ -21,7 +21,7 @@ from annotation import question_types as qt
 from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitConflict, HitHandler
 from annotation.models import HIT, Assignment, Batch, Passage, QAPair
 from config.prepared_reads import PreparedRead
-from filters.qc_common import ERROR
+from filters.qc_common import ERROR, severities_of
 from filters.qc_sciq import SciQItem, SciQOptions, check_item
 
 logger = logging.getLogger(__name__)
@@ -57,6 +57,7 @@ class QuestionAnswers:
     answer: str = ""
     normalized_answer: str = ""
     qc_flags: tuple[str, ...] = ()
+    qc_severity: dict[str, str] = field(default_factory=dict)
     rejected_passage_ids: tuple[int, ...] = ()
     reject_reason: str = ""
 
@@ -161,6 +162,7 @@ class SciQQuestionHandler(HitHandler):
                 answer=answer,
                 normalized_answer=qc.normalized_answer,
                 qc_flags=qc.flags,
+                qc_severity=severities_of(qc.issues),
             )
         return result
 
@@ -200,6 +202,7 @@ class SciQQuestionHandler(HitHandler):
             normalized_answer=cleaned.normalized_answer,
             status=QAPair.Status.PENDING,
             qc_flags=list(cleaned.qc_flags),
+            qc_severity=dict(cleaned.qc_severity),
         )
         # Taking the passage is one conditional UPDATE: the row lock it takes orders two submissions
         # about the same passage, and the second one finds it used and rolls back with its pair.

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 from django.urls import reverse
@@ -25,7 +25,7 @@ from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitHandler
 from annotation.models import HIT, AnswerSpan, Assignment, Document, QAPair, ReasoningStep
 from annotation.services.batches import quiz_answer_field, quiz_questions_for
 from evaluation.screening_quiz import MAX_QUIZ_QUESTIONS
-from filters.qc_common import ERROR, REVIEW, QCIssue, fold
+from filters.qc_common import ERROR, REVIEW, QCIssue, fold, severities_of
 from filters.qc_syllabusqa import (
     SyllabusQAOptions,
     SyllabusQAPair,
@@ -116,6 +116,7 @@ class CleanCard:
     spans: tuple[LocatedSpan, ...]
     steps: tuple[str, ...]
     flags: tuple[str, ...]
+    severity: dict[str, str] = field(default_factory=dict)
 
 
 def _int_or_none(value: Any) -> Optional[int]:
@@ -401,6 +402,7 @@ class SyllabusQAHandler(HitHandler):
                     spans=locate_card_spans(document, fields, i, results[i]),
                     steps=tuple(s.strip() for s in pairs[i].reasoning_steps if s and s.strip()),
                     flags=results[i].flags,
+                    severity=severities_of(results[i].issues),
                 )
                 for i in range(N_CARDS)
             ]
@@ -423,6 +425,7 @@ class SyllabusQAHandler(HitHandler):
                 answer=card.answer,
                 normalized_answer=card.normalized_answer,
                 qc_flags=list(card.flags),
+                qc_severity=card.severity,
             )
             AnswerSpan.objects.bulk_create(
                 AnswerSpan(

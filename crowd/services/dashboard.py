@@ -16,16 +16,11 @@ from django.db.models import Count
 from annotation.models import HIT, Assignment, Batch, QAPair
 from crowd.providers.costs import effective_hourly_pay_cents
 from crowd.services.lifecycle import estimate_for, spent_cents
-from filters.qc_common import ERROR, SEVERITY, problem_flags
+from filters.qc_common import problem_flags
 
 
 def _median(values: list[float]) -> Optional[float]:
     return statistics.median(values) if values else None
-
-
-def error_flags(flags: list[str]) -> list[str]:
-    """The flags of a pair whose QC severity is ``error`` (they block automatic approval)."""
-    return [f for f in flags if SEVERITY.get(f) == ERROR]
 
 
 def batch_stats(batch: Batch) -> dict[str, Any]:

@@ -69,3 +69,14 @@ def test_review_queue__highlights_escaped_evidence_and_decides_in_bulk(client, t
     assert {a.status for a in Assignment.objects.filter(pk__in=ids)} == {"approved"}
     page = client.get(f"/assignments/{ids[0]}/").content.decode()
     assert "with these answer spans marked" in page and '<mark class="span">Late work' in page
+
+
+def test_review_queue_decide__lists_ticked_submissions_that_are_gone(client, two_submissions) -> None:  # type: ignore[no-untyped-def]
+    client.force_login(make_researcher())
+    ids = [str(a.pk) for a in two_submissions]
+    response = client.post(
+        "/review/decide/", {"assignment": [*ids, "999999"], "action": "approve"}, follow=True
+    )
+    body = response.content.decode()
+    assert "Approved 2 submissions" in body
+    assert "Skipped 1 ticked submission(s) that no longer exist: [999999]" in body

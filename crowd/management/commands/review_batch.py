@@ -8,7 +8,6 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Assignment, Batch, IllegalTransition
 from config.commands import JsonCommand
-from crowd.services.dashboard import error_flags
 from crowd.services.review import (
     ReviewError,
     approve_assignment,
@@ -17,6 +16,13 @@ from crowd.services.review import (
     reject_assignment,
     work_on_file,
 )
+from filters.qc_common import error_flags
+
+
+def submission_error_flags(a: Assignment) -> list[str]:
+    """The error-severity QC flags of an assignment's pairs, each code once (review flags do not count)."""
+    found = [f for p in a.qa_pairs.all() for f in error_flags(p.qc_flags or [], p.qc_severity or {})]
+    return sorted(set(found))
 
 
 def submission_row(a: Assignment) -> dict[str, Any]:
@@ -32,7 +38,7 @@ def submission_row(a: Assignment) -> dict[str, Any]:
         "seconds": a.time_on_task_seconds,
         "pairs": a.qa_pairs.count(),
         "flags": sorted(set(flags)),
-        "error_flags": sorted(set(error_flags(flags))),
+        "error_flags": submission_error_flags(a),
         "restored": bool(a.platform_meta.get("restored")),
         "work_on_file": work_on_file(a),
         "evidence": a.platform_meta.get("evidence") or {},
@@ -49,8 +55,8 @@ class Command(JsonCommand):
             "--approve-all-passing",
             action="store_true",
             help=(
-                "Approve submitted work whose QA pairs have no error-severity QC flag (work with no "
-                "answers on file is skipped and listed)."
+                "Approve submitted work whose QA pairs have no error-severity QC flag (review flags do "
+                "not hold work back); every submission left out is listed under 'skipped' with why."
             ),
         )
         parser.add_argument(
@@ -89,15 +95,24 @@ class Command(JsonCommand):
             "rejected": [],
             "bonuses": [],
             "errors": [],
+            "skipped": [],
             "skipped_no_work": [],
         }
         rows = Assignment.objects.filter(hit__batch=batch).select_related("worker").order_by("pk")
         to_approve = [self._assignment(batch, pk) for pk in opts["approve"]]
         if opts["approve_all_passing"]:
             for a in rows.filter(status=Assignment.Status.SUBMITTED).prefetch_related("qa_pairs"):
+                errors = submission_error_flags(a)
                 if not work_on_file(a):
                     summary["skipped_no_work"].append({"assignment": a.pk, "evidence": evidence_text(a)})
-                elif not error_flags([f for p in a.qa_pairs.all() for f in (p.qc_flags or [])]):
+                    summary["skipped"].append(
+                        {"assignment": a.pk, "reason": "no_work_on_file", "detail": evidence_text(a)}
+                    )
+                elif errors:
+                    summary["skipped"].append(
+                        {"assignment": a.pk, "reason": "qc_errors", "detail": ", ".join(errors)}
+                    )
+                else:
                     to_approve.append(a)
         for a in to_approve:
             try:
@@ -133,8 +148,8 @@ class Command(JsonCommand):
         if opts["list"]:
             summary["submissions"] = [submission_row(a) for a in rows.prefetch_related("qa_pairs")]
         lines = [
-            f"Assignment({s['assignment']}): no work on file ({s['evidence']}); skipped"
-            for s in summary["skipped_no_work"]
+            f"Assignment({s['assignment']}): skipped, {s['reason'].replace('_', ' ')} ({s['detail']})"
+            for s in summary["skipped"]
         ]
         self.emit(summary, lines)
         if summary["errors"]:

@@ -231,3 +231,18 @@ def test_check_pair__profanity_scored_per_column() -> None:
     scores = {"question": 0.1, "answer": 0.1, "span-0": 0.95, "step-0": 0.2}
     result = check_pair(pair, SYLLABUS, profanity_score=scores)
     assert [(i.code, i.field) for i in result.issues if i.code == "profanity"] == [("profanity", "span-0")]
+
+
+def test_severities_of__keeps_the_severity_each_code_was_raised_with() -> None:
+    from filters.qc_common import ERROR, FIXED, REVIEW, QCIssue, error_flags, severities_of
+
+    review = QCIssue("too_short", REVIEW, "answer", "2 words")
+    error = QCIssue("too_short", ERROR, "question", "1 word")
+    fixed = QCIssue("adversarial_answer", FIXED, "answer", "normalised")
+    assert severities_of([review, fixed]) == {"too_short": REVIEW, "adversarial_answer": FIXED}
+    assert severities_of([review, error])["too_short"] == ERROR
+    assert severities_of([error.to_dict(), review.to_dict()])["too_short"] == ERROR
+    assert error_flags(["too_short", "adversarial_answer"], severities_of([review, fixed])) == []
+    assert error_flags(["too_short"], severities_of([error])) == ["too_short"]
+    # pairs checked before severities were stored fall back to the code's registered severity
+    assert error_flags(["too_short", "profanity"]) == ["too_short"]
