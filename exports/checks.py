@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Optional, Protocol
 
-from exports.splits import SPLITS, SplitAssignment
+from exports.splits import SPLITS, SplitAssignment, question_key
 
 EMPTY_SPLIT = "empty_split"
 SHORT_SPLIT = "short_split"
@@ -71,10 +71,6 @@ class SplitProblem:
         return asdict(self)
 
 
-def _normal(text: str) -> str:
-    return " ".join(text.casefold().split())
-
-
 def _leaks(
     records: Iterable[CheckedRecord], assignment: SplitAssignment, exempt: Iterable[str] = ()
 ) -> list[SplitProblem]:
@@ -94,7 +90,7 @@ def _leaks(
             documents[record.document_id].add(split)
         answer = _mcq_answer(record)
         if answer is not None and record.question.strip():
-            questions[_normal(record.question) + "\n" + _normal(answer)].add(split)
+            questions[question_key(record.question, answer)].add(split)
     problems: list[SplitProblem] = []
     shared_docs = sorted(doc for doc, splits in documents.items() if len(splits) > 1)
     if shared_docs:

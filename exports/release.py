@@ -219,6 +219,9 @@ def survey_records(
             raise SplitError(f"duplicate item id {record.id!r} (document {record.document_id!r})")
         extras.add(record)
         groups.add(SplitItem(record.id, record.document_id, record.stratum))
+        answer = getattr(record, "correct_answer", None)
+        if answer is not None:
+            groups.add_question(record.document_id, record.question, str(answer))
         if record.id in suggestions:
             suggested.add(record.id)
         count += 1
@@ -238,8 +241,11 @@ def split_survey(
 ) -> SplitAssignment:
     """The split of surveyed records.
 
-    Every item follows its document (see :meth:`~exports.splits.SplitAssignment.split_for`).
+    Every item follows its document (see :meth:`~exports.splits.SplitAssignment.split_for`), and
+    documents that ask the same multiple-choice question with the same answer are drawn together, so
+    the leakage check never finds that question in two splits.
     """
+    clusters = survey.groups.clusters()
     if sciq_mode:
         return sciq_split_groups(
             survey.groups.groups,
@@ -248,9 +254,15 @@ def split_survey(
             test_size=sciq_sizes[1],
             seed=seed,
             previous=previous,
+            clusters=clusters,
         )
     return group_split_groups(
-        survey.groups.groups, kept=survey.groups.kept, ratios=ratios, seed=seed, previous=previous
+        survey.groups.groups,
+        kept=survey.groups.kept,
+        ratios=ratios,
+        seed=seed,
+        previous=previous,
+        clusters=clusters,
     )
 
 

@@ -101,13 +101,49 @@ class GroupStats:
         return [self.strata.get(t, 0) for t in strata]
 
 
+def question_key(question: str, answer: str) -> str:
+    """The key under which two multiple-choice items count as the same question: question and answer
+    with case and spacing ignored. The release's leakage check (:mod:`exports.checks`) uses the same key,
+    so the splitter keeps together exactly what the check would call leakage."""
+    return " ".join(question.casefold().split()) + "\n" + " ".join(answer.casefold().split())
+
+
 class GroupCollector:
-    """Accumulates :class:`GroupStats` per document from items seen one at a time."""
+    """Accumulates :class:`GroupStats` per document from items seen one at a time.
+
+    Documents that must share a split although they are different documents (two SciQ passages each
+    backing the same question with the same answer) are joined with :meth:`link` or :meth:`add_question`;
+    :meth:`clusters` then says which documents the splitter draws as one.
+    """
 
     def __init__(self, previous: Optional[PreviousAssignment] = None) -> None:
         self.previous = previous
         self.groups: dict[str, GroupStats] = {}
         self.kept = 0
+        self.links: list[tuple[str, str]] = []
+        self._questions: dict[str, str] = {}
+
+    def add_question(self, document: str, question: str, answer: str) -> None:
+        """Note a multiple-choice question of ``document``: a document asking the same question with the
+        same answer (see :func:`question_key`) as an earlier one is linked to it."""
+        if not question.strip():
+            return
+        first = self._questions.setdefault(question_key(question, answer), document)
+        if first != document:
+            self.link(first, document)
+
+    def link(self, a: str, b: str) -> None:
+        """Ask for documents ``a`` and ``b`` to land in one split."""
+        if a != b:
+            self.links.append((a, b))
+
+    def clusters(self) -> dict[str, str]:
+        """Document -> the document its cluster is drawn as (itself for an unlinked document).
+
+        A link is dropped when it cannot hold: a document an original assignment shares between splits,
+        or two documents an earlier release already put in different splits (old items never move).
+        """
+        return join_documents(self.groups, self.links)
 
     def add(self, item: SplitItem) -> None:
         """Count one item into its document's aggregates."""
@@ -123,6 +159,69 @@ class GroupCollector:
             self.kept += 1
         elif stats.first_new is None:
             stats.first_new = item.id
+
+
+def join_documents(groups: Mapping[str, GroupStats], links: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Union-find over ``links``: document -> its cluster's representative document.
+
+    Only documents in ``groups`` are joined, and a link is skipped when the joined cluster would hold
+    items an earlier assignment put in two splits (or a document already shared between splits).
+    """
+    parent: dict[str, str] = {}
+    placed: dict[str, set[str]] = {}
+
+    def root(doc: str) -> str:
+        while parent.get(doc, doc) != doc:
+            parent[doc] = parent.get(parent[doc], parent[doc])
+            doc = parent[doc]
+        return doc
+
+    for a, b in links:
+        if a not in groups or b not in groups:
+            continue
+        ra, rb = root(a), root(b)
+        if ra == rb:
+            continue
+        splits_a = placed.get(ra, set(groups[ra].previous))
+        splits_b = placed.get(rb, set(groups[rb].previous))
+        if len(splits_a | splits_b) > 1:
+            continue
+        if ra > rb:
+            ra, rb = rb, ra
+            splits_a, splits_b = splits_b, splits_a
+        parent[rb] = ra
+        placed[ra] = splits_a | splits_b
+    return {doc: root(doc) for doc in groups}
+
+
+def merge_groups(groups: Mapping[str, GroupStats], clusters: Mapping[str, str]) -> dict[str, GroupStats]:
+    """The aggregates of each cluster of documents (:func:`join_documents`), keyed by its representative."""
+    merged: dict[str, GroupStats] = {}
+    for doc, stats in groups.items():
+        key = clusters.get(doc, doc)
+        into = merged.get(key)
+        if into is None:
+            merged[key] = GroupStats(
+                stats.size,
+                Counter(stats.strata),
+                Counter(stats.previous),
+                Counter(stats.previous_strata),
+                stats.first_new,
+            )
+            continue
+        into.size += stats.size
+        into.strata.update(stats.strata)
+        into.previous.update(stats.previous)
+        into.previous_strata.update(stats.previous_strata)
+        into.first_new = into.first_new or stats.first_new
+    return merged
+
+
+def _expand(doc_split: Mapping[str, str], clusters: Optional[Mapping[str, str]]) -> dict[str, str]:
+    """Document -> split from the split of each cluster representative."""
+    if not clusters:
+        return dict(doc_split)
+    return {doc: doc_split[key] for doc, key in clusters.items() if key in doc_split}
 
 
 @dataclass(frozen=True)
@@ -410,14 +509,18 @@ def group_split_groups(
     max_passes: int = 30,
     swap_candidates: int = 24,
     items: Optional[Sequence[SplitItem]] = None,
+    clusters: Optional[Mapping[str, str]] = None,
 ) -> SplitAssignment:
     """:func:`group_split` from per-document aggregates (see :class:`GroupCollector`).
 
     The result depends on the aggregates only, so splitting the items or their aggregates gives the
     same documents in the same splits. ``items`` (when given) are listed in the result's ``items``;
-    without them, :meth:`SplitAssignment.split_for` tells an item's split.
+    without them, :meth:`SplitAssignment.split_for` tells an item's split. ``clusters``
+    (:meth:`GroupCollector.clusters`) draws linked documents as one group, so they share a split.
     """
     target = normalize_ratios(ratios)
+    documents = groups
+    groups = merge_groups(groups, clusters) if clusters else groups
     pinned = _fixed_groups(groups, previous)
     total = sum(stats.size for stats in groups.values())
     if total == 0:
@@ -527,8 +630,8 @@ def group_split_groups(
     doc_split = dict(pinned)
     doc_split.update({doc: SPLITS[s] for doc, s in where.items()})
     result = _summarize(
-        groups,
-        doc_split,
+        documents,
+        _expand(doc_split, clusters),
         mode="group",
         seed=seed,
         target_ratios=target,
@@ -538,8 +641,9 @@ def group_split_groups(
         items=items,
     )
     logger.info(
-        "group_split: %d items, %d documents, seed %d -> counts %s, ratios %s",
+        "group_split: %d items, %d documents in %d groups, seed %d -> counts %s, ratios %s",
         total,
+        len(documents),
         len(groups),
         seed,
         dict(result.counts),
@@ -590,10 +694,14 @@ def sciq_split_groups(
     seed: int = 0,
     previous: Optional[PreviousAssignment] = None,
     items: Optional[Sequence[SplitItem]] = None,
+    clusters: Optional[Mapping[str, str]] = None,
 ) -> SplitAssignment:
-    """:func:`sciq_split` from per-document aggregates (see :func:`group_split_groups`)."""
+    """:func:`sciq_split` from per-document aggregates (see :func:`group_split_groups`, also for
+    ``clusters``)."""
     if val_size < 0 or test_size < 0:
         raise SplitError(f"sciq_split: sizes must be >= 0, got val={val_size} test={test_size}")
+    documents = groups
+    groups = merge_groups(groups, clusters) if clusters else groups
     pinned = _fixed_groups(groups, previous)
     room = {"val": val_size, "test": test_size}
     for doc, split in pinned.items():
@@ -620,8 +728,8 @@ def sciq_split_groups(
     if room["val"] > 0 or room["test"] > 0:
         logger.warning("sciq_split: could not fill val/test exactly; %s items short", room)
     return _summarize(
-        groups,
-        doc_split,
+        documents,
+        _expand(doc_split, clusters),
         mode="sciq",
         seed=seed,
         target_ratios=None,

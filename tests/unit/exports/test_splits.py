@@ -140,3 +140,54 @@ def test_group_split__many_small_mixed_groups_reach_targets():
     for split in SPLITS:
         shares = [c / result.counts[split] for c in result.stratum_counts[split].values()]
         assert max(shares) - min(shares) < 0.03
+
+
+def test_split_records__real_sciq_duplicate_questions_share_a_split_for_every_seed(sciq_records):
+    from collections import defaultdict
+
+    from exports.checks import LEAKAGE, split_problems
+    from exports.release import split_records
+    from exports.splits import question_key
+
+    by_key = defaultdict(set)
+    for r in sciq_records:
+        by_key[question_key(r.question, r.correct_answer)].add(r.id)
+    repeated = {k: ids for k, ids in by_key.items() if len(ids) > 1}
+    assert len(repeated) >= 12  # SciQ asks some questions twice with the same answer
+    for seed in (0, 1, 2):
+        for sciq_mode in (True, False):
+            result = split_records(
+                sciq_records,
+                ratios=(0.8, 0.1, 0.1),
+                seed=seed,
+                sciq_mode=sciq_mode,
+                sciq_sizes=(1000, 1000),
+                previous=None,
+            )
+            splits = {r.id: result.split_for(r.id, r.document_id) for r in sciq_records}
+            assert all(len({splits[i] for i in ids}) == 1 for ids in repeated.values())
+            assert [p for p in split_problems(sciq_records, result) if p.code == LEAKAGE] == []
+            if sciq_mode:
+                assert dict(result.counts) == {"train": 11679, "val": 1000, "test": 1000}
+
+
+def test_join_documents__links_merge_unless_an_earlier_release_split_them():
+    from exports.splits import GroupCollector
+
+    previous = PreviousAssignment(items={"a1": "train", "b1": "test", "c1": "train"})
+    collector = GroupCollector(previous)
+    for item, doc in (("a1", "A"), ("b1", "B"), ("c1", "C"), ("d1", "D"), ("e1", "E")):
+        collector.add(SplitItem(item, doc))
+    collector.add_question("A", "What is X?", "Y")
+    collector.add_question("B", "what is  x?", "y")  # same question: but A and B were split apart before
+    collector.add_question("C", "What is X?", "Y")  # joins A (both train)
+    collector.add_question("D", "Other?", "Z")
+    collector.add_question("E", "OTHER?", "z")  # joins D
+    clusters = collector.clusters()
+    assert clusters["A"] == clusters["C"] != clusters["B"]
+    assert clusters["D"] == clusters["E"] and clusters["B"] == "B"
+    result = group_split(
+        [SplitItem(i, d) for i, d in (("a1", "A"), ("b1", "B"), ("c1", "C"), ("d1", "D"), ("e1", "E"))],
+        previous=previous,
+    )
+    assert result.items["a1"] == "train" and result.items["b1"] == "test"
