@@ -61,6 +61,7 @@ class FakeProvider(CrowdProvider):
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self.requests: dict[str, PublishRequest] = {}
+        self.published: dict[str, PublishedBatch] = {}
         self.stopped: set[str] = set()
         self.submissions: dict[str, PlatformSubmission] = {}
         self.capacity: dict[str, int] = {}
@@ -82,16 +83,20 @@ class FakeProvider(CrowdProvider):
         return f"{prefix}{next(self._ids):06d}"
 
     def publish(self, request: PublishRequest) -> PublishedBatch:
-        """Record the request; one fake HIT per unit."""
+        """Record the request; one fake HIT per unit. A retried publish finds the batch it created."""
+        if request.batch_ref in self.published:
+            return self.published[request.batch_ref]
         batch_id = self._new_id("BATCH")
         units = tuple(PublishedUnit(u.local_ref, self._new_id("HIT")) for u in request.effective_units())
         self.requests[batch_id] = request
         for unit in units:
             self.capacity[unit.platform_id] = request.assignments
         self.calls.append(("publish", request.batch_ref))
-        return PublishedBatch(
+        published = PublishedBatch(
             self.name, request.batch_ref, batch_id, units, sandbox=True, completion_code="FAKECODE"
         )
+        self.published[request.batch_ref] = published
+        return published
 
     def add_units(
         self, batch: PublishedBatch, request: PublishRequest, units: Sequence[PublishUnit]

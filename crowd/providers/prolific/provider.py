@@ -235,12 +235,23 @@ class ProlificProvider(ProlificTraits, CrowdProvider):
         logger.info("Study(%s) now has %d places (token %s)", unit_platform_id, total, token)
 
     def pause(self, batch: PublishedBatch) -> None:
-        """Pause the study (resume with ``resume``)."""
-        prolific_api.Studies.transition(self.client, batch.platform_batch_id, "PAUSE")
+        """Pause the study (resume with ``resume``); a study already paused is left alone."""
+        self._transition(batch, "PAUSE", "PAUSED")
 
     def resume(self, batch: PublishedBatch) -> None:
-        """Resume a paused study."""
-        prolific_api.Studies.transition(self.client, batch.platform_batch_id, "START")
+        """Resume a paused study; a study already active is left alone."""
+        self._transition(batch, "START", "ACTIVE")
+
+    def _transition(self, batch: PublishedBatch, action: str, reached: str) -> None:
+        """Move the study with ``action``; Prolific refuses a move to the status it has, which a retried
+        call makes, so that refusal is success when the study is already ``reached``."""
+        try:
+            prolific_api.Studies.transition(self.client, batch.platform_batch_id, action)
+        except (errors.ProlificInvalidRequestError, errors.ProlificAlreadyDoneError):
+            study = prolific_api.Studies.retrieve(self.client, batch.platform_batch_id)
+            if study.get("status") != reached:
+                raise
+            logger.info("Study(%s) already %s", batch.platform_batch_id, reached)
 
     def stop(self, batch: PublishedBatch) -> None:
         """Stop the study; an already completed study is left alone."""
