@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "exports",
     "evaluation",
     "worker",
+    "console",
 ]
 
 MIDDLEWARE = [

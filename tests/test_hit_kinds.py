@@ -20,7 +20,7 @@ from annotation.hits import BuiltFrom, handler_for, kinds_where
 from annotation.models import Batch
 
 REPO = Path(settings.BASE_DIR)
-ROOTS = ("annotation", "crowd", "filters", "distractors", "exports", "evaluation", "worker", "config")
+ROOTS = tuple("annotation crowd filters distractors exports evaluation worker console config".split())
 KIND_OWNERS = ("annotation/hits/", "annotation/models.py")
 ALLOWED: dict[str, str] = {
     "annotation/services/expert.py": "create_expert_batch makes the expert batches: it names the kind "

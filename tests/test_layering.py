@@ -24,9 +24,9 @@ from pathlib import Path
 from django.conf import settings
 
 REPO = Path(settings.BASE_DIR)
-APPS = ("annotation", "crowd", "filters", "distractors", "exports", "evaluation", "worker")
+APPS = ("annotation", "crowd", "filters", "distractors", "exports", "evaluation", "worker", "console")
 #: the web faces: every module of theirs is top layer.
-FACES = frozenset({"worker"})
+FACES = frozenset({"worker", "console"})
 TOP_PARTS = frozenset(
     {
         "views",

@@ -32,7 +32,7 @@ from django.conf import settings
 from annotation.platforms import Platform
 
 REPO = Path(settings.BASE_DIR)
-ROOTS = ("annotation", "crowd", "filters", "distractors", "exports", "evaluation", "worker", "config")
+ROOTS = tuple("annotation crowd filters distractors exports evaluation worker console config".split())
 HOME = Path("crowd/providers")
 ENUM = Path("annotation/platforms.py")
 NAMES = frozenset({*Platform.values(), "fake"})
