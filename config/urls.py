@@ -20,7 +20,7 @@ urlpatterns = [
     path("crowd/", include("crowd.urls")),
     path("releases/", include("exports.urls")),
     path("benchmarks/", include("evaluation.urls")),
-    path("", include("annotation.urls")),
+    path("", include("console.urls")),
 ]
 
 handler400 = "config.error_views.bad_request"

@@ -6,7 +6,7 @@ import pytest
 
 from annotation.models import AnswerSpan, Assignment, QAPair
 from annotation.services.batches import BatchSpec, create_batch
-from annotation.services.review_queue import QueueFilter, queue_pairs
+from console.review_queue import QueueFilter, queue_pairs
 from tests.factories import make_corpus, make_document, make_researcher, make_worker
 from worker.assigning import claim_next
 

@@ -11,8 +11,8 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Assignment, Batch
-from annotation.review_views import outcome
 from annotation.services.batches import BatchSpec
+from console.review_views import outcome
 from crowd.models import Payment, Worker
 from crowd.providers.costs import format_money
 from crowd.services.lifecycle import LifecycleError, dry_run, launch

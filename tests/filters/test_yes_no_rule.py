@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 
 from annotation import question_types as qt
-from annotation.templatetags.review_tags import flag_badge
 from annotation.tutorial import load_tutorial
+from console.templatetags.review_tags import flag_badge
 from filters.qc_common import ERROR, problem_flags
 from filters.qc_syllabusqa import SyllabusQAPair, check_pair
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotation import launch_views, review_views, views
+from console import launch_views, review_views, views
 
 app_name = "annotation"
 urlpatterns = [

@@ -3,7 +3,7 @@
 Security behavior: every page here needs the researcher ``view`` permission
 (:mod:`annotation.permissions`), or ``CROWDQA_PUBLIC_DASHBOARD`` (read-only, demo only). Nothing here
 changes data; changes go through the public commands or the researcher action pages
-(:mod:`annotation.review_views`, :mod:`annotation.launch_views`), each behind its own permission.
+(:mod:`console.review_views`, :mod:`console.launch_views`), each behind its own permission.
 """
 
 from __future__ import annotations

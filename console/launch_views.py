@@ -18,10 +18,10 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from annotation.batch_form import NewBatchForm
 from annotation.hits import BuiltFrom, handler_for
 from annotation.permissions import researcher_action
 from annotation.services.batches import BatchSpecError
+from console.batch_form import NewBatchForm
 from crowd.providers.costs import effective_hourly_pay_cents, format_money
 
 MINIMUM_WAGE_CENTS = 725

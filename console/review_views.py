@@ -241,7 +241,7 @@ class ReviewQueueView(ResearcherRequiredMixin, TemplateView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         from annotation.models import Validation
         from annotation.question_types import ALL_TYPES
-        from annotation.services.review_queue import MAX_ROWS, VALIDATION, QueueFilter, queue
+        from console.review_queue import MAX_ROWS, VALIDATION, QueueFilter, queue
         from filters.qc_common import SEVERITY
 
         context = super().get_context_data(**kwargs)
