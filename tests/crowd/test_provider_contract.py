@@ -31,6 +31,7 @@ from tests.crowd.provider_contract import ProviderContract, ProviderHarness
 from tests.factories import make_batch, make_worker
 from tests.fakes.fake_mturk_server import FakeMTurkServer
 from tests.fakes.fake_prolific_server import FakeProlificServer
+from worker.assigning import claim_platform_assignment
 
 
 def _query(url: str) -> dict[str, str]:
@@ -116,8 +117,6 @@ class LocalHarness(ProviderHarness):
     def start(
         self, batch: PublishedBatch, unit_id: str, worker_id: str
     ) -> tuple[str, Optional[dict[str, str]]]:
-        from annotation.services.assigning import claim_platform_assignment
-
         assert self.batch is not None
         self.batch.refresh_from_db()
         worker = make_worker(worker_id, platform=LocalProvider.name)
