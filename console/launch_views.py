@@ -124,7 +124,7 @@ def _expert_batch(
     request: HttpRequest, form: NewBatchForm, action: str, context: dict[str, Any]
 ) -> HttpResponse:
     """Expert batches sample a release split and open on the local crowd at once (nothing to pay)."""
-    from annotation.services.expert import create_expert_batch
+    from evaluation.services.expert import create_expert_batch
 
     data = form.cleaned_data
     if action != "publish":

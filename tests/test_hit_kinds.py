@@ -23,7 +23,7 @@ REPO = Path(settings.BASE_DIR)
 ROOTS = tuple("annotation crowd filters distractors exports evaluation worker console config".split())
 KIND_OWNERS = ("annotation/hits/", "annotation/models.py")
 ALLOWED: dict[str, str] = {
-    "annotation/services/expert.py": "create_expert_batch makes the expert batches: it names the kind "
+    "evaluation/services/expert.py": "create_expert_batch makes the expert batches: it names the kind "
     "of the batch it creates and asks nothing about an existing batch",
 }
 """Modules that may name a kind, with the reason."""

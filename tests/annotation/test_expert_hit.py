@@ -23,8 +23,8 @@ from annotation.hits.expert_answer import CONSENT, ExpertAnswerHandler
 from annotation.models import Assignment, Batch, ExpertAnswer, QAPair
 from annotation.platforms import Platform
 from annotation.services.batches import typical_minutes
-from annotation.services.expert import ExpertBatchError, create_expert_batch, sample_item_ids
 from crowd.models import Consent, Worker
+from evaluation.services.expert import ExpertBatchError, create_expert_batch, sample_item_ids
 from exports.dataset import item_id
 from exports.release import load_index
 from exports.services.releases import register_release

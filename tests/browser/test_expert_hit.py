@@ -16,8 +16,8 @@ from playwright.sync_api import Page, expect
 
 from annotation import question_types as qt
 from annotation.models import Assignment, ExpertAnswer
-from annotation.services.expert import create_expert_batch
 from crowd.invites import create_invites
+from evaluation.services.expert import create_expert_batch
 from exports.services.releases import register_release
 from tests.annotation.test_expert_hit import SPLIT, export_small_release
 

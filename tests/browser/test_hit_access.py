@@ -22,8 +22,8 @@ from annotation import question_types as qt
 from annotation.models import HIT, Assignment, Batch, QAPair, Validation
 from annotation.services import review
 from annotation.services.batches import BatchSpec, create_batch
-from annotation.services.expert import create_expert_batch
 from crowd.models import Consent, Worker
+from evaluation.services.expert import create_expert_batch
 from exports.services.releases import register_release
 from tests.annotation.test_expert_hit import SPLIT, export_small_release
 from tests.annotation.test_sciq_hits import CORPUS, load_passages

@@ -16,10 +16,10 @@ from django.core.management import CommandError, call_command
 
 from annotation import question_types as qt
 from annotation.models import Assignment, ExpertAnswer
-from annotation.services.expert import create_expert_batch
 from crowd.models import Worker
 from evaluation.agreement import AgreementItem, agreement
 from evaluation.models import BenchmarkRun
+from evaluation.services.expert import create_expert_batch
 from evaluation.services.human import HumanAgreementError, compute_human_agreement
 from exports.dataset import item_id
 from exports.services.releases import register_release

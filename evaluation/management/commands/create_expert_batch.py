@@ -10,8 +10,8 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.question_types import SPLITS
-from annotation.services.expert import ExpertBatchError, create_expert_batch
 from config.commands import JsonCommand
+from evaluation.services.expert import ExpertBatchError, create_expert_batch
 from exports.release import ReleaseError
 from exports.services.releases import register_release
 
