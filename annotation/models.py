@@ -796,7 +796,7 @@ class ExpertAnswer(models.Model):
 class ScreeningGrade(models.Model):
     """The automatic grade of a screening assignment's quiz (advice for the researcher, who decides).
 
-    A row of its own, written by ``evaluation.services.answer_grader.grade_screening_assignment`` after
+    A row of its own, written by ``annotation.screening.grader.grade_screening_assignment`` after
     the submission is stored; re-grading updates the one row (``assignment`` is unique). ``items`` holds
     one dict per quiz question: question, answer, references, label (correct / incorrect / uncertain /
     unanswered), confidence and the closest reference.

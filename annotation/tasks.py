@@ -66,7 +66,7 @@ def after_submission(assignment_id: int) -> dict[str, Any]:
     flagged = sum(1 for r in results if r["flags"])
     summary: dict[str, Any] = {"assignment": assignment_id, "pairs": len(results), "flagged": flagged}
     if handler.has_quiz:
-        from evaluation.services.answer_grader import grade_screening_assignment
+        from annotation.screening.grader import grade_screening_assignment
 
         grade = grade_screening_assignment(assignment)
         summary["quiz"] = grade.score_label if grade is not None else None

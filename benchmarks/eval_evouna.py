@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from annotation.screening.sra import prf_report  # noqa: E402
 from config.shared_data import dataset_dir  # noqa: E402
 from evaluation.entailment import EntailmentJudge, LexicalNLIBackend  # noqa: E402
 from evaluation.lexical_match import lexical_match  # noqa: E402
-from evaluation.sra import prf_report  # noqa: E402
 
 SYSTEMS = ("fid", "gpt35", "chatgpt", "gpt4", "newbing")
 # Yao & Barbosa (2024) Table 1, (F1, Acc) per system in SYSTEMS order, as printed.

@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 
+from annotation.screening.sra import examples, load_split, prf_report, train_classifier  # noqa: E402
 from config.shared_data import dataset_dir  # noqa: E402
-from evaluation.sra import examples, load_split, prf_report, train_classifier  # noqa: E402
 
 PAPER_CORRECTIVE_F1 = {"beetle": 0.77, "sciEntsBank": 0.66}
 

@@ -1,8 +1,8 @@
 """How well the screening quiz's grader separates right from wrong answers, on SemEval and on SyllabusQA.
 
-Why: the quiz (evaluation/screening_quiz.py) grades a worker's answers with the SemEval-2013
+Why: the quiz (annotation/screening/quiz.py) grades a worker's answers with the SemEval-2013
 lexical-similarity baseline trained on Beetle + SciEntsBank 2-way train, exactly as the platform's
-grader (evaluation/services/answer_grader.py) trains it. Its thresholds (MIN_CONFIDENCE, PASS_FRACTION)
+grader (annotation/screening/grader.py) trains it. Its thresholds (MIN_CONFIDENCE, PASS_FRACTION)
 rest on these figures:
 
 1. SemEval test splits with questions the classifier never saw: accuracy, the share of right answers
@@ -31,14 +31,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from annotation.importers.syllabusqa_csv import read_qa_rows  # noqa: E402
-from evaluation.screening_quiz import (  # noqa: E402
+from annotation.screening.quiz import (  # noqa: E402
     MIN_CONFIDENCE,
     QuizAnswer,
     QuizCandidate,
     choose_questions,
     grade_item,
 )
-from evaluation.sra import CORRECT, examples, load_split, train_classifier  # noqa: E402
+from annotation.screening.sra import CORRECT, examples, load_split, train_classifier  # noqa: E402
 
 TEST_SPLITS = (
     ("beetle", "unseen_questions"),

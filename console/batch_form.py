@@ -16,9 +16,9 @@ from annotation import question_types as qt
 from annotation.hits import BuiltFrom, HitHandler, handler_for, kinds_where
 from annotation.models import Batch, Corpus, Document
 from annotation.platforms import Platform
+from annotation.screening.quiz import MAX_QUIZ_QUESTIONS
 from annotation.services.batches import BatchSpec, BatchSpecError, check_time_limit, default_time_limit
 from crowd.providers.traits import traits_for
-from evaluation.screening_quiz import MAX_QUIZ_QUESTIONS
 
 KINDS = [(value, label) for value, label in Batch.Kind.choices]
 """Every kind, syllabus QA (the usual choice) first."""

@@ -23,8 +23,8 @@ from django.urls import reverse
 from annotation import question_types as qt
 from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitHandler
 from annotation.models import HIT, AnswerSpan, Assignment, Document, QAPair, ReasoningStep
+from annotation.screening.quiz import MAX_QUIZ_QUESTIONS
 from annotation.services.batches import quiz_answer_field, quiz_questions_for
-from evaluation.screening_quiz import MAX_QUIZ_QUESTIONS
 from filters.qc_common import ERROR, REVIEW, QCIssue, fold, severities_of
 from filters.qc_syllabusqa import (
     SyllabusQAOptions,
@@ -446,7 +446,7 @@ class ScreeningHandler(SyllabusQAHandler):
 
     The quiz questions (``annotation.services.batches.add_quiz``) come from the syllabus's reference pairs;
     their ``quiz-{k}-answer`` fields are graded after submission
-    (``evaluation.services.answer_grader``). A syllabus QA batch never sees these fields, so its form is
+    (``annotation.screening.grader``). A syllabus QA batch never sees these fields, so its form is
     exactly the contract of docs/reference/hit-forms.md. An approved screening assignment qualifies its
     worker for the batches that require this one.
     """

@@ -18,7 +18,7 @@ from django.db import transaction
 from annotation.hits import BuiltFrom, HitHandler, handler_for
 from annotation.models import HIT, Batch, Corpus, Document, Passage, QAPair
 from annotation.platforms import Platform
-from evaluation.screening_quiz import (
+from annotation.screening.quiz import (
     DEFAULT_QUIZ_QUESTIONS,
     MAX_QUIZ_QUESTIONS,
     QuizCandidate,

@@ -18,9 +18,9 @@ from django.urls import reverse
 from annotation import question_types as qt
 from annotation.hits import handler_for
 from annotation.models import Assignment, Batch, QAPair, ScreeningGrade
+from annotation.screening.sra import CORRECT
 from annotation.services.batches import BatchSpec, BatchSpecError, create_batch, quiz_questions_for
 from annotation.tasks import after_submission
-from evaluation.sra import CORRECT
 from tests.annotation.test_syllabus_hit import CORPUS, SYLLABUS, claimed_hit, form_fields, import_one_syllabus
 from tests.factories import make_researcher
 

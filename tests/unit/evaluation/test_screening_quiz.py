@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from annotation import question_types as qt
-from evaluation.screening_quiz import (
+from annotation.screening.quiz import (
     INCORRECT,
     MIN_CONFIDENCE,
     UNANSWERED,
@@ -23,7 +23,7 @@ from evaluation.screening_quiz import (
     grade_item,
     grade_quiz,
 )
-from evaluation.sra import CORRECT, examples, load_split, train_classifier
+from annotation.screening.sra import CORRECT, examples, load_split, train_classifier
 
 SYLLABUS = "Syllabus_Marine_Microbiome_2022_redacted"
 

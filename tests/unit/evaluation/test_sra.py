@@ -1,10 +1,10 @@
-"""Tests for evaluation/sra.py (SemEval-2013 reader, lexical features, decision tree, P/R/F1 views)."""
+"""Tests for annotation/screening/sra.py (SemEval-2013 reader, lexical features, decision tree, P/R/F1)."""
 
 from __future__ import annotations
 
 import pytest
 
-from evaluation.sra import (
+from annotation.screening.sra import (
     examples,
     features,
     grade_answer,

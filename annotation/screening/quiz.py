@@ -4,8 +4,8 @@ Why: SyllabusQA screens workers before the main collection (papers/syllabusqa.tx
 14 pairs a screening worker writes (which a researcher reviews), a few questions whose answers are
 known (the imported SyllabusQA pairs of the same syllabus) show whether the worker read the syllabus.
 The worker's answers are graded with the SemEval-2013 lexical-similarity baseline
-(:func:`evaluation.sra.grade_answer`, papers/semeval2013-student-response-analysis.txt): eight overlap
-features against the question and the best reference, fed to a decision tree trained on the 2-way
+(:func:`annotation.screening.sra.grade_answer`, papers/semeval2013-student-response-analysis.txt): eight
+overlap features against the question and the best reference, fed to a decision tree trained on the 2-way
 Beetle + SciEntsBank training data. The grade is advice for the researcher, who still decides.
 
 Thresholds, measured with the classifier the platform uses (Beetle + SciEntsBank 2-way train, 8,910
@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
 from annotation import question_types as qt
-from evaluation.sra import CORRECT, grade_answer
+from annotation.screening.sra import CORRECT, grade_answer
 
 logger = logging.getLogger(__name__)
 
@@ -242,7 +242,7 @@ def grade_quiz(items: Sequence[QuizAnswer], classifier: Any) -> QuizSummary:
 
     Args:
         items: the questions with the worker's answers and their references.
-        classifier: a model from :func:`evaluation.sra.train_classifier`.
+        classifier: a model from :func:`annotation.screening.sra.train_classifier`.
 
     Returns:
         The :class:`QuizSummary`; ``suggestion`` is None when no answer could be graded.

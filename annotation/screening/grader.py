@@ -1,10 +1,11 @@
 """The screening quiz's grader: the SemEval-2013 lexical classifier, trained once and cached, and its use.
 
-The classifier (:func:`evaluation.sra.train_classifier`, 8 overlap features + decision tree) is trained on
-the 2-way SemEval-2013 training data (Beetle + SciEntsBank, 8,910 answers, ~2 s) the first time a quiz is
-graded, then kept as a joblib file under ``<CROWDQA_VAR_DIR>/answer_grader/`` whose name holds a hash of
-the training files, so it is trained once per data version (and again only when the files change or the
-file cannot be read, e.g. after a scikit-learn upgrade). In the process it is also kept in memory.
+The classifier (:func:`annotation.screening.sra.train_classifier`, 8 overlap features + decision tree) is
+trained on the 2-way SemEval-2013 training data (Beetle + SciEntsBank, 8,910 answers, ~2 s) the first
+time a quiz is graded, then kept as a joblib file under ``<CROWDQA_VAR_DIR>/answer_grader/`` whose name
+holds a hash of the training files, so it is trained once per data version (and again only when the
+files change or the file cannot be read, e.g. after a scikit-learn upgrade). In the process it is also
+kept in memory.
 
 The data is found at ``CROWDQA_SEMEVAL_DIR`` (environment or setting), else at ``semeval2013_sra`` in
 the shared data folder (:func:`config.shared_data.dataset_dir`, ``CROWDQA_SHARED_DATA``). Without it a
@@ -26,11 +27,11 @@ from django.db import transaction
 
 from annotation.hits import handler_for
 from annotation.models import Assignment, ScreeningGrade
+from annotation.screening.quiz import QuizAnswer, grade_quiz
+from annotation.screening.sra import examples, load_split
 from annotation.services.batches import quiz_answer_field, quiz_questions_for
 from config.atomic import atomic_write
 from config.shared_data import dataset_dir
-from evaluation.screening_quiz import QuizAnswer, grade_quiz
-from evaluation.sra import examples, load_split
 
 logger = logging.getLogger(__name__)
 
@@ -130,7 +131,7 @@ def load_grader() -> TrainedGrader:
 
 def _train(root: Path) -> Any:
     """Fit the SemEval baseline on Beetle + SciEntsBank 2-way train (as benchmarks/eval_sra_baseline.py)."""
-    from evaluation.sra import train_classifier
+    from annotation.screening.sra import train_classifier
 
     try:
         questions = [q for corpus in TRAIN_CORPORA for q in load_split(root, corpus, "train", "2way")]
