@@ -58,6 +58,9 @@ def test_options_every_writer_produces_pass() -> None:
         ({"needs_attention": {"reason": "gone", "at": "yesterday"}}, "'needs_attention'] must be an object"),
         ({"publish_started": "soon"}, "'publish_started'] must be an ISO 8601 timestamp"),
         ({"items": ["a", 2]}, "'items'] must be a list of strings"),
+        ({"seed": None}, "'seed'] must be a whole number, not None"),
+        ({"min_approval_rate": False}, "'min_approval_rate'] must be a number from 0 to 100"),
+        ({"needs_attention": {"reason": "gone", "at": "2026-11-26", "by": "x"}}, "'needs_attention'] must be"),
     ],
 )
 def test_options_unknown_key_or_wrong_shape_is_refused_by_name(options: dict, names: str) -> None:
