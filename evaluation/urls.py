@@ -11,4 +11,5 @@ urlpatterns = [
     path("release/<int:pk>/", views.LeaderboardView.as_view(), name="leaderboard"),
     path("release/<int:pk>/start/", views.start_benchmark, name="start"),
     path("run/<int:pk>/", views.BenchmarkRunDetailView.as_view(), name="run"),
+    path("run/<int:pk>/results.json", views.run_results, name="run-results"),
 ]

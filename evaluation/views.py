@@ -14,17 +14,18 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Prefetch
-from django.http import HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 from django.views.generic import DetailView, ListView
 
-from annotation.permissions import ResearcherRequiredMixin, researcher_action
-from evaluation.forms import LOCAL_MODEL, StartBenchmarkForm
+from annotation.permissions import ResearcherRequiredMixin, can_view, researcher_action
+from evaluation.forms import LOCAL_MODEL, MCQ_METRIC_CHOICES, QA_METRIC_CHOICES, StartBenchmarkForm
 from evaluation.models import BenchmarkRun
 from evaluation.services.items import BenchmarkInputError
-from evaluation.services.leaderboard import leaderboard
+from evaluation.services.leaderboard import METRIC_COLUMNS, leaderboard
 from exports.models import Release
 
 logger = logging.getLogger(__name__)
@@ -115,3 +116,87 @@ class BenchmarkRunDetailView(ResearcherRequiredMixin, DetailView):
     queryset = BenchmarkRun.objects.select_related("release")
     template_name = "evaluation/run.html"
     context_object_name = "run"
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        """Adds the figures, requested metrics and parameters under the labels of the Start form."""
+        context = super().get_context_data(**kwargs)
+        run: BenchmarkRun = self.object
+        labels = dict(METRIC_COLUMNS)
+        known = [(labels[k], run.metrics[k]) for k, _ in METRIC_COLUMNS if k in (run.metrics or {})]
+        rest = [(k, v) for k, v in (run.metrics or {}).items() if k not in labels]
+        context["figures"] = known + rest
+        context["requested"] = [metric_label(m) for m in run.metrics_requested or []]
+        context["parameters"] = [
+            (PARAMETER_LABELS.get(k, k.replace("_", " ").capitalize()), _parameter(k, v))
+            for k, v in (run.params or {}).items()
+        ]
+        context["has_results"] = results_file(run) is not None
+        return context
+
+
+PARAMETER_LABELS = {
+    "release_dir": "Release",
+    "system": "System",
+    "split": "Split",
+    "metrics": "Metrics",
+    "model": "Model",
+    "limit": "Only the first N items",
+    "judge": "Judge",
+}
+"""The Start benchmark form's labels for a run's stored parameters (others show their key in words)."""
+
+
+def metric_label(key: str) -> str:
+    """The Start form's label of a requested metric (``rougeL`` and ``rouge_l`` are both ROUGE-L)."""
+    labels = {k.lower().replace("_", ""): label for k, label in QA_METRIC_CHOICES + MCQ_METRIC_CHOICES}
+    return labels.get(str(key).lower().replace("_", ""), str(key))
+
+
+def _parameter(key: str, value: Any) -> str:
+    """A stored parameter as the Start form would name it (metrics by their labels)."""
+    if key == "metrics" and isinstance(value, (list, tuple)):
+        return ", ".join(metric_label(m) for m in value) or "–"
+    return _readable(value)
+
+
+def _readable(value: Any) -> str:
+    """A parameter value as text: lists joined, nothing as a dash, server paths reduced to their name."""
+    if value in (None, "", [], {}):
+        return "–"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_readable(v) for v in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_readable(v)}" for k, v in value.items())
+    text = str(value)
+    return Path(text).name if text.startswith("/") else text
+
+
+def results_file(run: BenchmarkRun) -> Path | None:
+    """The run's per-item results file when it exists inside ``<VAR_DIR>/benchmarks`` (else None)."""
+    if not run.results_path:
+        return None
+    root = (Path(settings.VAR_DIR) / "benchmarks").resolve()
+    path = Path(run.results_path).resolve()
+    return path if path.is_relative_to(root) and path.is_file() else None
+
+
+def run_results(request: HttpRequest, pk: int) -> FileResponse:
+    """Download a run's per-item results JSON.
+
+    Security behavior: researchers only (others get 404, as release files do); the path comes from the
+    run's row, never from the request, and is served only when it resolves inside
+    ``<VAR_DIR>/benchmarks`` (a row pointing elsewhere, or a symbolic link out of it, is refused).
+    """
+    if not can_view(request):
+        raise Http404("No such run")
+    run = get_object_or_404(BenchmarkRun, pk=pk)
+    path = results_file(run)
+    if path is None:
+        logger.warning("BenchmarkRun(%s): no results file to serve (%r)", pk, run.results_path)
+        raise Http404(f"BenchmarkRun({pk}) has no per-item results")
+    return FileResponse(
+        path.open("rb"),
+        as_attachment=True,
+        filename=f"{run.release.name}-{run.release.version}-{run.system}-{run.split}-run{run.pk}.json",
+        content_type="application/json",
+    )

@@ -61,4 +61,8 @@ def render_card_html(markdown: str, resolve: LinkResolver) -> str:
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
     tokens = md.parse(markdown)
     _rewrite(tokens, resolve)
+    for token in tokens:
+        if token.type == "table_open":
+            # On a phone a wide table scrolls in its own box; keyboard users reach it with Tab.
+            token.attrSet("tabindex", "0")
     return md.renderer.render(tokens, md.options, {})

@@ -13,4 +13,5 @@ urlpatterns = [
     path("jobs/<int:pk>/confirm/", views.confirm_export, name="confirm"),
     path("<int:pk>/", views.ReleaseDetailView.as_view(), name="detail"),
     path("<int:pk>/files/<path:relpath>", views.release_file, name="file"),
+    path("<int:pk>/download.zip", views.release_archive, name="archive"),
 ]

@@ -14,16 +14,20 @@ request.
 
 from __future__ import annotations
 
+import io
 import logging
 import posixpath
+import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Optional
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import NoReverseMatch, reverse
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 from django.views.generic import DetailView, FormView, ListView
 
@@ -206,6 +210,75 @@ def release_file(request: HttpRequest, pk: int, relpath: str) -> FileResponse:
         filename=path.name,
         content_type=content_type or "application/octet-stream",
     )
+
+
+class _Sink(io.RawIOBase):
+    """A write-only stream that hands back what was written since the last ``take`` (zip streaming)."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self.chunks.append(bytes(data))
+        return len(data)
+
+    def take(self) -> bytes:
+        out = b"".join(self.chunks)
+        self.chunks.clear()
+        return out
+
+
+def zip_chunks(root: Path, relpaths: list[str], folder: str) -> Iterator[bytes]:
+    """Yield a zip archive of ``root``'s ``relpaths`` (under ``folder/``) piece by piece, never whole.
+
+    ``zipfile`` writes to an unseekable stream with data descriptors, so the archive streams as it is
+    compressed: a release of hundreds of megabytes needs no temporary copy.
+    """
+    sink = _Sink()
+    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for relpath in relpaths:
+            with (
+                (root / relpath).open("rb") as src,
+                archive.open(f"{folder}/{relpath}", "w", force_zip64=True) as dst,
+            ):
+                while chunk := src.read(1 << 20):
+                    dst.write(chunk)
+                    yield sink.take()
+            yield sink.take()
+    yield sink.take()
+
+
+def release_archive(request: HttpRequest, pk: int) -> StreamingHttpResponse:
+    """Download a whole release as one zip file: the manifest and every file it lists.
+
+    Security behavior: as :func:`release_file`: researchers only (others get 404); only the manifest's
+    own entries are packed, each resolved inside the release directory (a listed path that escapes it by
+    ``..`` or a symbolic link refuses the whole download); the directory comes from the catalogue row.
+    """
+    if not can_view(request):
+        raise Http404("No such release")
+    release = get_object_or_404(Release, pk=pk)
+    root = Path(release.path).resolve()
+    from exports.release import ReleaseError, read_manifest
+
+    try:
+        listed = sorted(listed_files(read_manifest(root)))
+    except ReleaseError as exc:
+        raise Http404(f"Release({pk}): {exc}") from exc
+    for relpath in listed:
+        path = (root / relpath).resolve()
+        if not path.is_relative_to(root) or not path.is_file():
+            logger.warning(
+                "Release(%s): archive refused for %r (outside the release or missing)", pk, relpath
+            )
+            raise Http404(f"Release({pk}) has no file {relpath!r}")
+    folder = f"{release.name}-{release.version}"
+    response = StreamingHttpResponse(zip_chunks(root, listed, folder), content_type="application/zip")
+    response["Content-Disposition"] = content_disposition_header(True, f"{folder}.zip")
+    return response
 
 
 class ReleaseCreateView(ResearcherRequiredMixin, FormView):

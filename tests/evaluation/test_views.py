@@ -50,7 +50,8 @@ def test_leaderboard__shows_done_runs_strata_human_row_and_failures(
     assert [r["run"].pk for r in board_rows] == [run.pk, human.pk]
 
     detail = researcher.get(reverse("evaluation:run", args=[run.pk])).content.decode()
-    assert "chunk_overlap" in detail and "generate" in detail and run.results_path in detail
+    assert "Chunk overlap" in detail and "generate" in detail and run.results_path not in detail
+    assert f'href="/benchmarks/run/{run.pk}/results.json"' in detail  # a link, not the server path
     assert "boom: no model" in researcher.get(reverse("evaluation:run", args=[failed.pk])).content.decode()
     index = researcher.get(reverse("evaluation:index")).content.decode()
     assert "syllabusqa-small 1.0" in index and f"#{failed.pk}" in index

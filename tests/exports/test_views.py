@@ -81,7 +81,8 @@ def test_release_detail__card_files_verify_and_links(staff: Client, releases) ->
     # Each pair is a row of the CSV, of the JSONL and of the authors' {split}.json.
     assert "verified" in html and f"{3 * len(records)} data rows" in html
     assert f'<img src="/releases/{first.pk}/files/plots/lengths.png" alt="lengths" />' in html
-    assert "<table>" in html and "&lt;b&gt;small&lt;/b&gt;" in html  # card HTML is escaped, not rendered
+    # card HTML is escaped, not rendered
+    assert '<table tabindex="0">' in html and "&lt;b&gt;small&lt;/b&gt;" in html
     assert f'href="/releases/{first.pk}/files/train.csv"' in html
     assert f'href="/releases/{first.pk}/files/manifest.json"' in html
     assert f'href="/benchmarks/release/{first.pk}/"' in html
