@@ -31,8 +31,8 @@ CROWDQA_DEMO = env_bool("CROWDQA_DEMO", False)
 DEVELOPMENT_SECRET_KEY = "crowdqa-insecure-development-key-change-me"
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
-    # A fixed development key keeps sessions valid across restarts of the demo. Outside DEBUG and the
-    # demo, system check crowdqa.E001 refuses to serve with it (gunicorn start-up, check --deploy).
+    # A fixed development key keeps sessions valid across restarts of the demo. Outside the demo (DEBUG
+    # or not), system check crowdqa.E001 refuses to serve with it (gunicorn start-up, check --deploy).
     SECRET_KEY = DEVELOPMENT_SECRET_KEY
 ALLOWED_HOSTS = [
     h.strip() for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h
@@ -63,6 +63,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Undecodable bodies get 400; NUL and lone surrogates leave every form and query value.
+    "config.request_guard.RequestGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

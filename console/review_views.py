@@ -14,7 +14,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
@@ -49,6 +49,25 @@ def plain(text: str) -> str:
 def _error_text(exc: Exception) -> str:
     text = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
     return plain(text)
+
+
+def _back_to(request: HttpRequest, default: str) -> HttpResponse:
+    """Redirect to the form's ``next`` when it is a path or URL on this site, else to the view ``default``.
+
+    ``next`` is only ever used as a URL (never as a view name to reverse), so any other text, or a URL
+    with control characters (a header cannot hold them), goes to ``default`` instead of failing.
+    """
+    target = request.POST.get("next", "")
+    printable = target.isprintable() and " " not in target
+    if (
+        printable
+        and target.startswith(("/", "http://", "https://"))
+        and url_has_allowed_host_and_scheme(
+            target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
+    ):
+        return HttpResponseRedirect(target)
+    return redirect(default)
 
 
 class AssignmentDetailView(ResearcherRequiredMixin, DetailView):
@@ -227,10 +246,7 @@ def worker_block(request: HttpRequest, pk: int) -> HttpResponse:
             messages.success(request, f"Worker {worker.pseudonym} blocked.")
     except ReviewError as exc:
         messages.error(request, f"Worker {worker.pseudonym} was not changed: {_error_text(exc)}")
-    target = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-        target = "annotation:home"
-    return redirect(target)
+    return _back_to(request, "annotation:home")
 
 
 class ReviewQueueView(ResearcherRequiredMixin, TemplateView):
@@ -302,7 +318,4 @@ def review_queue_decide(request: HttpRequest) -> HttpResponse:
         messages.success(request, f"{verb} {done} submission{'s' if done != 1 else ''} ({told}).")
     for line in failed:
         messages.error(request, line)
-    target = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-        target = "annotation:review-queue"
-    return redirect(target)
+    return _back_to(request, "annotation:review-queue")

@@ -138,18 +138,30 @@ def verify_signature(
 def _loads(body: bytes) -> Any:
     """The JSON in ``body``, or None when it is not JSON, nests too deep, or holds text no database takes.
 
-    Nesting is bounded before parsing (a deeply nested body would exhaust Python's recursion), and NUL
-    or lone surrogates are refused since the payload is stored (PostgreSQL refuses them in JSON).
+    Nesting is bounded before parsing (a deeply nested body would exhaust Python's recursion); NUL, lone
+    surrogates, ``NaN`` and infinite numbers are refused since the payload is stored (PostgreSQL's JSON
+    takes none of them, and they are not JSON: Python's parser accepts them only as an extension).
     """
     if _depth(body) > MAX_JSON_DEPTH:
         return None
     try:
-        payload = json.loads(body)
+        payload = json.loads(body, parse_constant=_not_json, parse_float=_finite)
         text = json.dumps(payload, ensure_ascii=False)
         text.encode("utf-8")
     except (ValueError, RecursionError, UnicodeError):
         return None
     return None if "\\u0000" in text else payload
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is not a finite number")
+    return value
 
 
 def _depth(body: bytes) -> int:
