@@ -1,10 +1,13 @@
 """Settle submissions on their platform and in crowdqa: approve, reject, bonus, block, qualify.
 
-Why: the platform is the source of truth for money, so it is told first; only when it agreed does the
-local state change, together with the reward's ledger row in one transaction (a crash in between
-leaves the platform ahead, which the next sync repairs: MTurk/Prolific approved -> approved locally
-with its reward row). Every call is safe to repeat. Bonuses go through ``DbPaymentStore`` and are paid
-at most once per idempotency key, so they must be called outside any transaction.
+Why: crowdqa and the platform must never disagree about a decision. Every decision (approve, reject,
+block, unblock) is validated and written locally first, in a transaction that is still open when the
+platform is told: a value the database would refuse (a NUL byte, an over-long text) fails before any
+platform call, and a platform refusal rolls the local change back. Only a crash between the platform's
+answer and the commit leaves the platform ahead, which the next sync repairs (MTurk/Prolific approved
+-> approved locally with its reward row). Messages are validated before they are sent. Every call is
+safe to repeat. Bonuses go through ``DbPaymentStore`` (its ledger row is committed before the platform
+call) and are paid at most once per idempotency key, so they must be called outside any transaction.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from django.utils.text import slugify
 from annotation.hits import handler_for
 from annotation.models import Assignment, Batch
 from annotation.services import review as local_review
+from annotation.textnorm import storable
 from crowd.models import Payment, Worker
 from crowd.providers import errors
 from crowd.providers.base import CrowdProvider, PaymentResult, PublishedBatch
@@ -37,6 +41,27 @@ NO_WORK_ON_FILE = "no_work_on_file"
 
 class ReviewError(Exception):
     """A review action cannot be done (bad reason, wrong state, platform refused); shown to the user."""
+
+
+MAX_TEXT_CHARS = {"reason": 1024, "feedback": 1024, "subject": 200, "message": 4096, "block": 1024}
+"""Longest text a decision carries (MTurk's RequesterFeedback, Reason and message limits are 1,024,
+1,024 and 4,096 characters; a subject is a line), checked before anything is written or sent."""
+
+
+def checked_text(value: str, what: str, owner: str) -> str:
+    """``value`` stripped, when the database and every platform can take it.
+
+    Raises:
+        ReviewError: it holds a NUL byte or a lone surrogate (no database column takes them), or is
+            longer than ``MAX_TEXT_CHARS[what]``.
+    """
+    text = (value or "").strip()
+    if storable(text) != text:
+        raise ReviewError(f"{owner}: the {what} holds characters that cannot be stored (NUL or invalid)")
+    limit = MAX_TEXT_CHARS[what]
+    if len(text) > limit:
+        raise ReviewError(f"{owner}: the {what} is {len(text):,} characters long (at most {limit:,})")
+    return text
 
 
 def work_on_file(assignment: Assignment) -> bool:
@@ -162,12 +187,14 @@ def approve_assignment(assignment: Assignment, feedback: str = "", confirm_no_wo
         )
     if assignment.status != Assignment.Status.APPROVED:
         _require_work(assignment, "approved", confirm_no_work)
+    feedback = checked_text(feedback, "feedback", f"Assignment({assignment.pk})")
     provider, published, ref = _platform(assignment)
-    try:
-        provider.approve(published, ref, feedback)
-    except errors.ProviderError as exc:
-        raise ReviewError(f"Assignment({assignment.pk}) approve on {provider.name}: {exc}") from exc
-    record_approval(assignment, confirmed=provider.external)
+    with transaction.atomic():
+        record_approval(assignment, confirmed=provider.external)
+        try:
+            provider.approve(published, ref, feedback)
+        except errors.ProviderError as exc:
+            raise ReviewError(f"Assignment({assignment.pk}) approve on {provider.name}: {exc}") from exc
     if handler_for(assignment.hit.batch.kind).qualifies_workers:
         qualify_worker(assignment.worker, assignment.hit.batch)
     logger.info("Assignment(%s) approved on %s", assignment.pk, provider.name)
@@ -182,8 +209,8 @@ def reject_assignment(assignment: Assignment, reason: str, category: str = "OTHE
     Raises:
         ReviewError: empty / too short reason, wrong state, or the platform refused.
     """
-    reason = (reason or "").strip()
     assignment = _load(assignment)
+    reason = checked_text(reason, "reason", f"Assignment({assignment.pk})")
     if not reason:
         raise ReviewError(f"Assignment({assignment.pk}): a rejection needs a reason the worker can read")
     if assignment.status == Assignment.Status.REJECTED:
@@ -193,11 +220,14 @@ def reject_assignment(assignment: Assignment, reason: str, category: str = "OTHE
             f"Assignment({assignment.pk}) is {assignment.status}; only submitted work is rejected"
         )
     provider, published, ref = _platform(assignment)
-    try:
-        provider.reject(published, ref, reason, category)
-    except errors.ProviderError as exc:
-        raise ReviewError(f"Assignment({assignment.pk}) reject on {provider.name}: {exc.message}") from exc
-    local_review.reject(assignment, reason)
+    with transaction.atomic():
+        local_review.reject(assignment, reason)
+        try:
+            provider.reject(published, ref, reason, category)
+        except errors.ProviderError as exc:
+            raise ReviewError(
+                f"Assignment({assignment.pk}) reject on {provider.name}: {exc.message}"
+            ) from exc
     logger.info("Assignment(%s) rejected on %s", assignment.pk, provider.name)
 
 
@@ -226,7 +256,8 @@ def bonus(
     assignment = _load(assignment)
     if amount_cents <= 0:
         raise ReviewError(f"Assignment({assignment.pk}): a bonus must be positive, got {amount_cents} cents")
-    if not reason.strip():
+    reason = checked_text(reason, "reason", f"Assignment({assignment.pk})")
+    if not reason:
         raise ReviewError(f"Assignment({assignment.pk}): a bonus needs a reason")
     _require_work(assignment, "paid a bonus", confirm_no_work)
     key = key or bonus_key(assignment, reason)
@@ -318,7 +349,9 @@ def notify_batch_workers(
     Raises:
         ReviewError: empty subject or message, no worker, or the platform refused.
     """
-    if not subject.strip() or not message.strip():
+    subject = checked_text(subject, "subject", f"Batch({batch.pk})")
+    message = checked_text(message, "message", f"Batch({batch.pk})")
+    if not subject or not message:
         raise ReviewError(f"Batch({batch.pk}): a message needs a subject and a text")
     if workers is None:
         workers = list(Worker.objects.filter(assignments__hit__batch=batch).distinct().order_by("pk"))
@@ -344,20 +377,30 @@ def _worker_provider(worker: Worker) -> CrowdProvider:
 
 
 def block_worker(worker: Worker, reason: str) -> None:
-    """Block a worker on their platform and locally (no more claims, excluded from future batches)."""
-    try:
-        _worker_provider(worker).block_worker(worker.platform_id, reason)
-    except errors.ProviderError as exc:
-        raise ReviewError(f"Worker({worker.pk}) block on {worker.platform}: {exc}") from exc
-    Worker.objects.filter(pk=worker.pk).update(blocked=True, block_reason=reason)
+    """Block a worker locally and on their platform (no more claims, excluded from future batches).
+
+    The block is written first, in the transaction open while the platform is told; a platform refusal
+    undoes it.
+    """
+    reason = checked_text(reason, "block", f"Worker({worker.pk})")
+    provider = _worker_provider(worker)
+    with transaction.atomic():
+        Worker.objects.filter(pk=worker.pk).update(blocked=True, block_reason=reason)
+        try:
+            provider.block_worker(worker.platform_id, reason)
+        except errors.ProviderError as exc:
+            raise ReviewError(f"Worker({worker.pk}) block on {worker.platform}: {exc}") from exc
     worker.refresh_from_db()
 
 
 def unblock_worker(worker: Worker, reason: str = "") -> None:
-    """Lift a block on the platform and locally."""
-    try:
-        _worker_provider(worker).unblock_worker(worker.platform_id, reason)
-    except errors.ProviderError as exc:
-        raise ReviewError(f"Worker({worker.pk}) unblock on {worker.platform}: {exc}") from exc
-    Worker.objects.filter(pk=worker.pk).update(blocked=False, block_reason="")
+    """Lift a block locally and on the platform (a platform refusal undoes the local change)."""
+    reason = checked_text(reason, "block", f"Worker({worker.pk})")
+    provider = _worker_provider(worker)
+    with transaction.atomic():
+        Worker.objects.filter(pk=worker.pk).update(blocked=False, block_reason="")
+        try:
+            provider.unblock_worker(worker.platform_id, reason)
+        except errors.ProviderError as exc:
+            raise ReviewError(f"Worker({worker.pk}) unblock on {worker.platform}: {exc}") from exc
     worker.refresh_from_db()
