@@ -20,13 +20,13 @@ from typing import Any
 from django.test import Client
 from hypothesis import strategies as st
 
-from annotation import hit_links
 from annotation.models import Assignment, Batch
-from annotation.services.assigning import claim_next
 from annotation.services.batches import BatchSpec, create_batch
 from crowd.models import Consent
-from crowd.providers.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from crowd.providers.prolific.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 from tests.factories import make_researcher, make_textbook, make_worker
+from worker import hit_links
+from worker.assigning import claim_next
 
 WEBHOOK_SECRET = "whsec-for-fuzzing"
 PASSAGES = (

@@ -21,7 +21,7 @@ from hypothesis import settings as hsettings
 from annotation.models import Assignment
 from crowd.invites import Invite
 from crowd.models import Worker
-from crowd.providers.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from crowd.providers.prolific.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 from tests.security.fuzzing import WEBHOOK_SECRET, FuzzRequest, World, build_world, requests, send
 
 pytestmark = pytest.mark.django_db
