@@ -113,7 +113,13 @@ class BatchOptions(_Object):
     stage2_reward_cents: Optional[Count] = _key("a whole number >= 0", "the stage-2 reward per HIT")
     # The platform life cycle.
     publish_started: Optional[Timestamp] = _key(
-        "an ISO 8601 timestamp", "when a publish that is not safe to retry was started"
+        "an ISO 8601 timestamp", "when a publish not yet finished was started (the next attempt resumes it)"
+    )
+    publish_ref: Optional[StrictStr] = _key(
+        "a string", "the HIT type / study an unfinished publish created (adopted on resume)"
+    )
+    launch_key: Optional[StrictStr] = _key(
+        "a string", "the fingerprint of the launch that made the batch (an identical launch resumes it)"
     )
     published: Optional[PublishedShape] = _key(
         "a published batch (crowd.providers.base.PublishedBatch as an object)",

@@ -21,7 +21,7 @@ class JsonCommand(BaseCommand):
         super().__init__(*args, **kwargs)
         self._bars: dict[str, tqdm] = {}
 
-    def progress(self, stage: str, done: int, total: int) -> None:
+    def progress(self, stage: str, done: int, total: int | None) -> None:
         """Advance (or open) the progress bar of a stage; hidden when stderr is not a terminal."""
         bar = self._bars.get(stage)
         if bar is None:

@@ -205,6 +205,10 @@ CROWDQA_PUBLIC_DASHBOARD = env_bool("CROWDQA_PUBLIC_DASHBOARD", False)
 
 # --- Crowd platforms ----------------------------------------------------------------------------
 MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)
+# Attempts per platform call under throttling and transient faults (botocore adaptive mode for MTurk;
+# Prolific: further attempts after a 429, honouring Retry-After, or after a 5xx on a repeatable call).
+MTURK_MAX_ATTEMPTS = int(os.environ.get("MTURK_MAX_ATTEMPTS", "10"))
+PROLIFIC_RETRIES = int(os.environ.get("PROLIFIC_RETRIES", "8"))
 PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
 PROLIFIC_WEBHOOK_SECRET = os.environ.get("PROLIFIC_WEBHOOK_SECRET", "")

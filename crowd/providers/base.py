@@ -104,6 +104,10 @@ class PublishRequest:
         frame_height: MTurk ExternalQuestion frame height in pixels (0 = full window).
         completion_code: Prolific completion code; generated when empty.
         extra: platform-specific passthrough (e.g. ``{"prolific_filters": [...]}``).
+        resume: an earlier attempt may have left work on the platform (it failed or was killed): find
+            and adopt what it made (MTurk HITs by RequesterAnnotation, the Prolific study by its internal
+            name) before creating anything.
+        platform_batch_id: the HIT type / study an earlier attempt created, when it was recorded.
     """
 
     batch_ref: str
@@ -125,6 +129,8 @@ class PublishRequest:
     frame_height: int = 0
     completion_code: str = ""
     extra: Mapping[str, object] = field(default_factory=dict)
+    resume: bool = False
+    platform_batch_id: str = ""
 
     def __post_init__(self) -> None:
         if self.reward_cents < 0:
@@ -139,6 +145,21 @@ class PublishRequest:
     def effective_units(self) -> tuple[PublishUnit, ...]:
         """Return the units, or a single unit named after the batch when none were given."""
         return self.units or (PublishUnit(local_ref=self.batch_ref),)
+
+
+class PublishListener:
+    """Told of a publish's progress as it happens; the default does nothing.
+
+    Why: a publish of a thousand HITs takes minutes and can die at any point. The caller records the
+    platform batch (a Prolific study) the moment it exists, before any further call, so a later attempt
+    resumes it instead of making another, and shows progress per unit.
+    """
+
+    def platform_batch(self, platform_batch_id: str, completion_code: str = "") -> None:
+        """The HIT type / study exists on the platform (created now or adopted)."""
+
+    def unit(self, unit: PublishedUnit, adopted: bool) -> None:
+        """One unit is on the platform (``adopted``: an earlier attempt had made it)."""
 
 
 @dataclass(frozen=True)
@@ -391,10 +412,12 @@ class CrowdProvider(PlatformTraits, abc.ABC):
     # --- batch ---------------------------------------------------------------------------------------
 
     @abc.abstractmethod
-    def publish(self, request: PublishRequest) -> PublishedBatch:
+    def publish(self, request: PublishRequest, listener: Optional[PublishListener] = None) -> PublishedBatch:
         """Advertise a batch; return the platform references to store.
 
-        Safe to retry: a unit already created by an earlier attempt is found again, not duplicated.
+        Safe to retry: a unit already created by an earlier attempt is found again, not duplicated
+        (``request.resume`` asks the provider to look for such units first). ``listener`` hears of
+        the platform batch and each unit as soon as they exist.
 
         Raises:
             ProviderError: the platform refused (``InvalidRequestError``, ``InsufficientFundsError``...).

@@ -22,9 +22,13 @@ class ProviderError(Exception):
             ``error_code``), or ``""``.
         status: the HTTP status when there was a response, else ``None``.
         operation: the remote operation (``SendBonus``, ``POST studies/``), or ``""``.
+        retry_after: seconds the platform asked to wait before a retry (``Retry-After``), else None.
+        never_sent: the request never reached the platform (a refused connection): safe to repeat.
     """
 
     platform: str = ""
+    retry_after: Optional[float] = None
+    never_sent: bool = False
 
     def __init__(
         self,

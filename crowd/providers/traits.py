@@ -38,8 +38,9 @@ class PlatformTraits:
         unit_per_hit: each local HIT is its own unit on the platform (an MTurk HIT), so an arrival or a
             submission names the HIT; otherwise the batch is one unit (a Prolific study) and a worker
             gets the next free HIT.
-        publish_retry_safe: a publish whose answer was lost may be sent again because the platform
-            finds what the first attempt created; Prolific would create a second study.
+        publish_retry_safe: a publish whose answer was lost may be sent again because the provider
+            finds what the first attempt created (MTurk HITs by annotation and token, the Prolific study
+            by its recorded id or internal name).
         stop_is_final: stopping expires the units for good (MTurk), so a pause is a stop and the batch
             cannot be listed again.
         returns_on_platform: the worker gives a HIT back on the platform's own site (MTurk), not here.

@@ -14,9 +14,11 @@ a crash between creating a HIT and publishing it is repaired by the next sync.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any, Optional
 
 from django.conf import settings
@@ -29,7 +31,14 @@ from annotation.models import HIT, Assignment, Batch, IllegalTransition
 from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
 from crowd.models import Payment
 from crowd.providers import errors
-from crowd.providers.base import CrowdProvider, PublishedBatch, PublishedUnit, PublishRequest, PublishUnit
+from crowd.providers.base import (
+    CrowdProvider,
+    PublishedBatch,
+    PublishedUnit,
+    PublishListener,
+    PublishRequest,
+    PublishUnit,
+)
 from crowd.providers.costs import (
     CostEstimate,
     bonus_fee_cents,
@@ -217,25 +226,52 @@ def create_draft(spec: BatchSpec, created_by: Any = None) -> tuple[Batch, CostEs
     return batch, estimate
 
 
-def launch(spec: BatchSpec, created_by: Any = None) -> tuple[Batch, CostEstimate]:
+def launch_key(spec: BatchSpec) -> str:
+    """A fingerprint of what a launch asks for: the same command run again gives the same key."""
+    data = json.dumps(asdict(spec), sort_keys=True, default=str)
+    return hashlib.sha256(data.encode()).hexdigest()[:32]
+
+
+def unfinished_launch(spec: BatchSpec) -> Optional[Batch]:
+    """The draft batch an identical earlier launch created and did not finish publishing, if any."""
+    return (
+        Batch.objects.filter(status=Batch.Status.DRAFT, options__launch_key=launch_key(spec))
+        .order_by("pk")
+        .first()
+    )
+
+
+def launch(
+    spec: BatchSpec, created_by: Any = None, listener: Optional[PublishListener] = None
+) -> tuple[Batch, CostEstimate]:
     """Create a batch, check its cost against the budget cap, and publish it on its platform.
 
     The ``launch_batch`` command and the "New batch" page both come here (or to :func:`create_draft`).
+    Running the same launch again after it failed or was killed resumes the batch it created (found by
+    ``launch_key``) instead of creating a second batch of HITs for the same request.
 
     Args:
         spec: what to create (kind, corpus, provider, reward, budget...).
         created_by: the researcher.
+        listener: told of the publish's progress (the command's progress bar).
 
     Returns:
         The published batch and its cost estimate.
 
     Raises:
         LifecycleError: over budget (nothing is kept) or the platform refused (the draft batch is kept and
-            ``publish`` can be retried).
+            running the same launch again, ``publish`` or ``sync_batches`` resumes it).
         BatchSpecError: bad spec (unknown corpus, nothing to annotate).
     """
-    batch, estimate = create_draft(spec, created_by)
-    publish(batch)
+    batch = unfinished_launch(spec)
+    if batch is not None:
+        logger.warning("Batch(%s): resuming the unfinished publish of an identical launch", batch.pk)
+        estimate = estimate_for(batch)
+    else:
+        batch, estimate = create_draft(
+            replace(spec, options={**spec.options, "launch_key": launch_key(spec)}), created_by
+        )
+    publish(batch, listener)
     return batch, estimate
 
 
@@ -304,16 +340,46 @@ def publish_request(batch: Batch, provider: CrowdProvider) -> PublishRequest:
     )
 
 
-def publish(batch: Batch) -> PublishedBatch:
+class _Recorder(PublishListener):
+    """Keeps the platform batch an attempt created (before any further call) and counts its units."""
+
+    def __init__(self, batch: Batch, listener: Optional[PublishListener]) -> None:
+        self.batch = batch
+        self.listener = listener or PublishListener()
+        self.units = 0
+        self.adopted = 0
+
+    def platform_batch(self, platform_batch_id: str, completion_code: str = "") -> None:
+        if self.batch.options.get("publish_ref") != platform_batch_id:
+            _set_options(self.batch, publish_ref=platform_batch_id)
+        self.listener.platform_batch(platform_batch_id, completion_code)
+
+    def unit(self, unit: PublishedUnit, adopted: bool) -> None:
+        self.units += 1
+        self.adopted += int(adopted)
+        self.listener.unit(unit, adopted)
+
+
+def resume_advice(batch: Batch) -> str:
+    """What to run to finish a publish that stopped: each way adopts what reached the platform."""
+    return (
+        f"nothing is lost and nothing will be made twice: run the same launch_batch command again, press "
+        f"Publish on the batch page, or run `manage.py sync_batches --batch {batch.pk} --sync` to finish "
+        "publishing it (what reached the platform is adopted)"
+    )
+
+
+def publish(batch: Batch, listener: Optional[PublishListener] = None) -> PublishedBatch:
     """Publish a draft batch on its platform and store the references; a retry publishes nothing twice.
 
-    A batch that already holds ``options["published"]`` is only moved to published. Prolific does not
-    deduplicate study creation, so an attempt whose answer was lost is marked (``publish_started``) and
-    not retried automatically: check the researcher dashboard for ``crowdqa:<batch id>`` first.
+    A batch that already holds ``options["published"]`` is only moved to published. An attempt that
+    failed or was killed leaves ``publish_started`` (and ``publish_ref``, the HIT type or study it
+    created, recorded before any further call); the next attempt resumes it: the provider adopts the
+    HITs or the study already on the platform (by RequesterAnnotation, study id or internal name)
+    instead of creating them again.
 
     Raises:
-        LifecycleError: the batch is not a draft, an earlier Prolific attempt is unresolved, or the
-            platform refused.
+        LifecycleError: the batch is not a draft, or the platform refused (the message says how to resume).
     """
     batch.refresh_from_db()
     existing = published_of(batch)
@@ -324,12 +390,7 @@ def publish(batch: Batch) -> PublishedBatch:
     if batch.status != Batch.Status.DRAFT:
         raise LifecycleError(f"Batch({batch.pk}) is {batch.status}; only a draft can be published")
     provider = provider_for(batch)
-    if not provider.publish_retry_safe and batch.options.get("publish_started"):
-        raise LifecycleError(
-            f"Batch({batch.pk}): an earlier publish attempt on {provider.short_name} did not finish; check "
-            f"{provider.short_name} for a study named crowdqa:{batch.pk} and remove options.publish_started "
-            "before retrying"
-        )
+    resume = bool(batch.options.get("publish_started"))
     if (
         handler_for(batch.kind).qualifies_workers
         and provider.external
@@ -339,16 +400,27 @@ def publish(batch: Batch) -> PublishedBatch:
             f"crowdqa-screened-{batch.pk}", f"Passed the crowdqa screening batch {batch.pk}"
         )
         _set_options(batch, screening_qualification=qualification)
-    request = publish_request(batch, provider)
-    _set_options(batch, publish_started=timezone.now().isoformat())
+    request = replace(
+        publish_request(batch, provider),
+        resume=resume,
+        platform_batch_id=str(batch.options.get("publish_ref", "")),
+    )
+    if not resume:
+        _set_options(batch, publish_started=timezone.now().isoformat())
+    recorder = _Recorder(batch, listener)
     try:
-        published = provider.publish(request)
+        published = provider.publish(request, recorder)
     except errors.ProviderError as exc:
-        raise LifecycleError(f"Batch({batch.pk}) could not be published on {provider.name}: {exc}") from exc
+        total = len(request.effective_units())
+        raise LifecycleError(
+            f"Batch({batch.pk}) could not be published on {provider.name}: {exc}. "
+            f"{recorder.units} of {total} HIT(s) are on {provider.short_name}; {resume_advice(batch)}"
+        ) from exc
     with transaction.atomic():
         locked = Batch.objects.select_for_update().get(pk=batch.pk)
         options = dict(locked.options)
         options.pop("publish_started", None)
+        options.pop("publish_ref", None)
         options["published"] = asdict(published)
         if published.completion_code:
             options["completion_code"] = published.completion_code
@@ -360,7 +432,13 @@ def publish(batch: Batch) -> PublishedBatch:
         if locked.status == Batch.Status.DRAFT:  # a concurrent caller may have finished first
             locked.publish()
     batch.refresh_from_db()
-    logger.info("Batch(%s) published on %s as %s", batch.pk, provider.name, published.platform_batch_id)
+    logger.info(
+        "Batch(%s) published on %s as %s (%d unit(s) adopted from an earlier attempt)",
+        batch.pk,
+        provider.name,
+        published.platform_batch_id,
+        recorder.adopted,
+    )
     return published
 
 

@@ -35,6 +35,7 @@ from crowd.services.lifecycle import (
     enforce_budget,
     follows_parent,
     provider_for,
+    publish,
     publish_pending_hits,
     published_of,
 )
@@ -246,6 +247,9 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
     and retried next time; it does not stop the reconcile) and retries the batch's pending
     qualification grants.
 
+    A draft whose publish failed or was killed (``half_published``) is published first: the HITs or
+    study the stopped attempt made are adopted (``publish_resumed`` counts the batch's units).
+
     Returns:
         Counts: ``restored``, ``changed``, ``unchanged``, ``missing``, ``unmatched``, ``conflicts``,
         ``ignored``, ``hits_published``, ``grants_synced``, ``grants_pending`` and ``budget_stopped``
@@ -275,6 +279,15 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
         0,
     )
     counts["batch"] = batch.pk
+    if half_published(batch):
+        try:
+            counts["publish_resumed"] = len(publish(batch).units)
+        except LifecycleError as exc:
+            counts["publish_resumed"] = 0
+            counts["publish_error"] = str(exc)
+            logger.warning("%s", exc)
+            return counts
+        batch.refresh_from_db()
     try:
         counts["hits_published"] = publish_pending_hits(batch)["published"]
     except LifecycleError as exc:
@@ -332,19 +345,34 @@ def _mark_attention(batch: Batch, reason: Optional[str]) -> None:
     batch.refresh_from_db()
 
 
+def half_published(batch: Batch) -> bool:
+    """True for a platform draft whose publish started and never finished (failed or killed)."""
+    return (
+        batch.status == Batch.Status.DRAFT
+        and traits_for(batch.provider).external
+        and bool(batch.options.get("publish_started"))
+    )
+
+
 def batches_to_sync() -> list[int]:
     """Ids of the batches the periodic job syncs, in order.
 
-    Those published on a platform and not cancelled, and the draft stage-2 batches whose stage-1 parent
-    is on the platform (their first publish may have crashed).
+    Those published on a platform and not cancelled, the drafts whose publish started and never
+    finished (the sync finishes it), and the draft stage-2 batches whose stage-1 parent is on the
+    platform (their first publish may have crashed).
     """
     live = Batch.objects.filter(status__in=SYNCABLE).exclude(platform_ref="").values_list("pk", flat=True)
+    started = [
+        b.pk
+        for b in Batch.objects.filter(status=Batch.Status.DRAFT).exclude(provider__in=hosted_platforms())
+        if half_published(b)
+    ]
     drafts = (
         Batch.objects.filter(status=Batch.Status.DRAFT, parent__isnull=False)
         .exclude(provider__in=hosted_platforms())
         .select_related("parent")
     )
-    return sorted({*live, *(b.pk for b in drafts if follows_parent(b))})
+    return sorted({*live, *started, *(b.pk for b in drafts if follows_parent(b))})
 
 
 def batch_for_platform_ref(provider: str, resource_id: str, study_id: str = "") -> Optional[Batch]:

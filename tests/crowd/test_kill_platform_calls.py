@@ -110,6 +110,29 @@ def test_kill_after_create_hit__publishing_again_adopts_the_hit(mturk) -> None: 
     assert set(batch.hits.values_list("platform_ref", flat=True)) == set(fake.hits)
 
 
+def test_kill_mid_launch__rerunning_the_same_launch_resumes_it(mturk) -> None:  # noqa: ANN001
+    fake = mturk.fake
+    args = [
+        "launch_batch",
+        "--kind",
+        "sciq_question",
+        "--corpus",
+        "sci",
+        "--provider",
+        "mturk",
+        "--limit",
+        "3",
+    ]
+    run_killed(fake, "CreateHITWithHITType", args, _env(AWS_ENDPOINT_URL_MTURK=mturk.url))
+    assert Batch.objects.get().status == Batch.Status.DRAFT and len(fake.hits) == 1
+    out = StringIO()
+    call_command(*args, stdout=out, stderr=StringIO())  # the researcher runs the same command again
+    batch = Batch.objects.get()  # no second batch
+    assert json.loads(out.getvalue().splitlines()[-1])["resumed"] is True
+    assert batch.status == Batch.Status.PUBLISHED and len(fake.hits) == 3
+    assert set(batch.hits.values_list("platform_ref", flat=True)) == set(fake.hits)
+
+
 @pytest.mark.parametrize(
     ("operation", "args", "status", "mturk_status"),
     [
@@ -186,6 +209,26 @@ def _prolific_approved(server: Any) -> tuple[Batch, Assignment]:
 
 def _prolific_env(server: Any) -> dict[str, str]:
     return _env(PROLIFIC_API_URL=server.api_url, PROLIFIC_API_TOKEN=server.token)
+
+
+def test_kill_after_study_creation__rerunning_the_same_launch_adopts_the_study(prolific) -> None:  # noqa: ANN001
+    args = [
+        "launch_batch",
+        "--kind",
+        "sciq_question",
+        "--corpus",
+        "sci",
+        "--provider",
+        "prolific",
+        "--limit",
+        "2",
+    ]
+    run_killed(prolific.fake, "create_study", args, _prolific_env(prolific))
+    assert Batch.objects.get().status == Batch.Status.DRAFT and len(prolific.fake.studies) == 1
+    call_command(*args, stdout=StringIO(), stderr=StringIO())
+    batch = Batch.objects.get()
+    assert batch.status == Batch.Status.PUBLISHED and list(prolific.fake.studies) == [batch.platform_ref]
+    assert prolific.fake.studies[batch.platform_ref]["status"] == "ACTIVE"
 
 
 def test_kill_after_prolific_bonus_set_up__rerun_pays_once(prolific) -> None:  # noqa: ANN001

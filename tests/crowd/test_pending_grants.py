@@ -63,6 +63,7 @@ def test_screening_grant_on_prolific__failed_once_then_granted_by_the_periodic_j
     settings.PUBLIC_BASE_URL = "http://testserver"
     settings.PROLIFIC_API_URL = fake_prolific_server.api_url
     settings.PROLIFIC_API_TOKEN = fake_prolific_server.token
+    settings.PROLIFIC_RETRIES = 0  # the 503 below outlasts the client's retries
     fake = fake_prolific_server.fake
     batch, _ = launch(BatchSpec(kind="screening", corpus="syl", provider="prolific", reward_cents=100))
     group = batch.options["screening_qualification"]

@@ -9,6 +9,10 @@ UniqueRequestToken answers ``AWS.MechanicalTurk.HitAlreadyExists`` with the exis
 documented for CreateHITWithHITType. HITs, assignments, bonuses, blocks and qualifications live in
 memory.
 
+Faults: ``FakeMTurk(faults=Faults(seed).set(...))`` throttles (``ThrottlingException``), answers 503
+``ServiceUnavailable``, stalls, resets, or applies a call and drops its answer, per operation and rate
+(``tests.fakes.faults``); ``fail_next`` refuses one named call with a chosen error.
+
 The worker side: ``accept`` gives a worker an assignment, ``worker_url`` is the ExternalURL with the
 parameters MTurk adds (``assignmentId``, ``hitId``, ``workerId``, ``turkSubmitTo``), and a form POSTed to
 ``{turkSubmitTo}/mturk/externalSubmit`` submits the assignment, as MTurk's page does. ``submit`` does all
@@ -29,12 +33,21 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Optional
 from xml.sax.saxutils import escape
 
-from tests.fakes.local_server import FakeHTTPServer, LocalServer
+from tests.fakes.faults import Faults
+from tests.fakes.local_server import FakeHTTPServer, LocalServer, drop_connection
 
 TARGET_PREFIX = "MTurkRequesterServiceV20170117."
 ANSWER_NS = (
     "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2005-10-01/QuestionFormAnswers.xsd"
 )
+
+
+class _NoAnswer(Exception):
+    """Close the connection without answering (``kind``: a fault of ``tests.fakes.faults``)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
 
 
 class FakeMTurkError(Exception):
@@ -66,8 +79,9 @@ def answer_xml(answers: Mapping[str, Sequence[str]]) -> str:
 class FakeMTurk:
     """The in-memory state and operations of the fake MTurk."""
 
-    def __init__(self, balance_cents: int = 10_000) -> None:
+    def __init__(self, balance_cents: int = 10_000, faults: Optional[Faults] = None) -> None:
         self.lock = threading.RLock()
+        self.faults = faults or Faults()
         self.url = ""
         self.balance_cents = balance_cents
         self.hit_types: dict[str, dict[str, Any]] = {}
@@ -331,10 +345,21 @@ class FakeMTurk:
     def GetAccountBalance(self, p: Mapping[str, Any]) -> dict[str, Any]:
         return {"AvailableBalance": f"{self.balance_cents // 100}.{self.balance_cents % 100:02d}"}
 
+    def _inject_before(self, fault: Optional[str]) -> None:
+        """Refuse the call as MTurk does when throttling or failing, or drop it unanswered."""
+        if fault == "throttle":
+            raise FakeMTurkError("Rate exceeded", "ThrottlingException", status=400)
+        if fault == "server_error":
+            raise FakeMTurkError("Service Unavailable", "ServiceUnavailable", status=503)
+        if fault in ("timeout", "reset"):
+            raise _NoAnswer(fault)
+
     def dispatch(self, operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Run one operation under the lock."""
+        """Run one operation under the lock (faults drawn from ``faults`` first)."""
+        fault = self.faults.draw(operation)
         with self.lock:
             self.calls.append(operation)
+            self._inject_before(fault)
             if operation in self.fail_next:
                 raise self.fail_next.pop(operation)
             handler = getattr(self, operation, None)
@@ -346,6 +371,8 @@ class FakeMTurk:
             hook = self.after.pop(operation, None)
             if hook is not None:
                 hook()
+            if fault == "lost_reply":
+                raise _NoAnswer(fault)
             return result
 
     # --- worker side ---------------------------------------------------------------------------------
@@ -474,6 +501,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             result = fake.dispatch(target[len(TARGET_PREFIX) :], json.loads(raw or b"{}"))
+        except _NoAnswer as exc:
+            drop_connection(self, exc.kind, fake.faults.stall_seconds)
+            return
         except FakeMTurkError as exc:
             error: dict[str, str] = {"__type": exc.error_type, "message": exc.message}
             if exc.turk_code:
@@ -487,7 +517,7 @@ class _Handler(BaseHTTPRequestHandler):
 class FakeMTurkServer(LocalServer):
     """Runs a ``FakeMTurk`` on 127.0.0.1 in a background thread (use as a context manager)."""
 
-    def __init__(self, fake: Optional[FakeMTurk] = None) -> None:
-        self.fake = fake or FakeMTurk()
+    def __init__(self, fake: Optional[FakeMTurk] = None, faults: Optional[Faults] = None) -> None:
+        self.fake = fake or FakeMTurk(faults=faults)
         super().__init__(_Handler, self.fake, "fake-mturk")
         self.fake.url = self.url

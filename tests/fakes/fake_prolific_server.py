@@ -9,6 +9,8 @@ Failure injection: ``drop_after_processing.add("pay")`` makes the next pay call 
 the connection closed without an answer (the client sees a dropped connection), which is the case the
 provider's payment store must survive. ``fail_next["add_to_group"] = FakeProlificError(503, "...")``
 makes the next call of that route (named by its handler method) fail without doing anything.
+``FakeProlific(faults=Faults(seed).set(...))`` throttles (429 with ``Retry-After``), answers 503, stalls,
+resets, or applies a call and drops its answer, per route and rate (``tests.fakes.faults``).
 
 The participant side: ``start`` reserves a place and returns the submission id, ``complete`` enters the
 completion code (status AWAITING REVIEW; a participant who says they have no code is
@@ -28,7 +30,8 @@ from typing import Any, Optional
 from urllib.parse import parse_qs, urlparse
 
 from crowd.providers.prolific.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
-from tests.fakes.local_server import FakeHTTPServer, LocalServer
+from tests.fakes.faults import Faults
+from tests.fakes.local_server import FakeHTTPServer, LocalServer, drop_connection
 
 API_PREFIX = "/api/v1/"
 
@@ -36,22 +39,32 @@ API_PREFIX = "/api/v1/"
 class FakeProlificError(Exception):
     """An HTTP error the fake answers with."""
 
-    def __init__(self, status: int, detail: str, error_code: int = 0) -> None:
+    def __init__(
+        self, status: int, detail: str, error_code: int = 0, headers: Optional[Mapping[str, str]] = None
+    ) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
         self.error_code = error_code or status * 1000
+        self.headers = dict(headers or {})
 
 
 class _DropConnection(Exception):
-    """Processed, but close the connection without answering."""
+    """Close the connection without answering (``kind``: a fault of ``tests.fakes.faults``)."""
+
+    def __init__(self, kind: str = "lost_reply") -> None:
+        super().__init__(kind)
+        self.kind = kind
 
 
 class FakeProlific:
     """In-memory studies, submissions, bonuses, participant groups and messages."""
 
-    def __init__(self, token: str = "fake-prolific-token", page_size: int = 2) -> None:
+    def __init__(
+        self, token: str = "fake-prolific-token", page_size: int = 2, faults: Optional[Faults] = None
+    ) -> None:
         self.lock = threading.RLock()
+        self.faults = faults or Faults()
         self.token = token
         self.page_size = page_size
         self.base_url = ""
@@ -106,6 +119,7 @@ class FakeProlific:
                 ("GET", r"workspaces/", self.list_workspaces),
                 ("GET", r"workspaces/(?P<id>\w+)/", self.get_workspace),
                 ("GET", r"workspaces/(?P<id>\w+)/balance/", self.get_workspace_balance),
+                ("GET", r"studies/", self.list_studies),
                 ("POST", r"studies/", self.create_study),
                 ("GET", r"studies/(?P<id>\w+)/", self.get_study),
                 ("PATCH", r"studies/(?P<id>\w+)/", self.update_study),
@@ -125,14 +139,29 @@ class FakeProlific:
             for verb, pattern, handler in routes:
                 match = re.fullmatch(pattern, route)
                 if verb == method and match:
+                    fault = self.faults.draw(handler.__name__)
+                    self._inject_before(fault)
                     if handler.__name__ in self.fail_next:
                         raise self.fail_next.pop(handler.__name__)
                     result = handler(body or {}, query=query, path=path, **match.groupdict())
                     hook = self.after.pop(handler.__name__, None)
                     if hook is not None:
                         hook()
+                    if fault == "lost_reply":
+                        raise _DropConnection(fault)
                     return result
             raise FakeProlificError(404, f"no route {method} {route}")
+
+    def _inject_before(self, fault: Optional[str]) -> None:
+        """Refuse the call as Prolific does when throttling or failing, or drop it unanswered."""
+        if fault == "throttle":
+            raise FakeProlificError(
+                429, "Request was throttled.", headers={"Retry-After": self.faults.retry_after}
+            )
+        if fault == "server_error":
+            raise FakeProlificError(503, "Service temporarily unavailable.")
+        if fault in ("timeout", "reset"):
+            raise _DropConnection(fault)
 
     def create_study(self, body: Mapping[str, Any], **_: Any) -> tuple[int, Any]:
         missing = [
@@ -156,6 +185,14 @@ class FakeProlific:
         study = dict(body, id=self._id(), status="UNPUBLISHED", places_taken=0)
         self.studies[study["id"]] = study
         return 201, study
+
+    def list_studies(
+        self, body: Mapping[str, Any], query: Mapping[str, list[str]], path: str, **_: Any
+    ) -> tuple[int, Any]:
+        # Like Prolific's list, a short form of each study (its internal_name included).
+        keys = ("id", "name", "internal_name", "status", "total_available_places", "places_taken")
+        items = [{k: s.get(k) for k in keys} for s in self.studies.values()]
+        return 200, self._page(items, path, query)
 
     def add_workspace(self, currency_code: str, title: str = "QA lab", workspace_id: str = "") -> str:
         """Give the account a workspace paying in ``currency_code``; return its id."""
@@ -274,6 +311,9 @@ class FakeProlific:
             raise FakeProlificError(404, f"bulk bonus payment {id} not found")
         for pid, cents in bulk["_rows"]:  # not idempotent, like the real endpoint
             self.payments.append({"bulk_id": id, "participant_id": pid, "cents": cents})
+            for sub in self.submissions.values():  # the submission record lists its bonuses
+                if sub["participant_id"] == pid and sub["study_id"] == bulk["study"]:
+                    sub["bonus_payments"].append(cents)
         if "pay" in self.drop_after_processing:
             self.drop_after_processing.discard("pay")
             raise _DropConnection()
@@ -357,6 +397,7 @@ class FakeProlific:
                 "started_at": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
                 "completed_at": None,
                 "study_code": "",
+                "bonus_payments": [],
             }
             return sub_id
 
@@ -399,10 +440,12 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         return
 
-    def _answer(self, status: int, payload: Any) -> None:
+    def _answer(self, status: int, payload: Any, headers: Optional[Mapping[str, str]] = None) -> None:
         body = b"" if payload is None else json.dumps(payload).encode()
         try:
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -430,11 +473,10 @@ class _Handler(BaseHTTPRequestHandler):
             )
         except FakeProlificError as exc:
             err = {"status": exc.status, "error_code": exc.error_code, "title": "Error", "detail": exc.detail}
-            self._answer(exc.status, {"error": err})
+            self._answer(exc.status, {"error": err}, exc.headers)
             return
-        except _DropConnection:
-            self.close_connection = True
-            self.connection.shutdown(2)  # processed, but the client never hears back
+        except _DropConnection as exc:
+            drop_connection(self, exc.kind, fake.faults.stall_seconds)
             return
         self._answer(status, payload)
 
@@ -454,8 +496,8 @@ class _Handler(BaseHTTPRequestHandler):
 class FakeProlificServer(LocalServer):
     """Runs a ``FakeProlific`` on 127.0.0.1 in a background thread (use as a context manager)."""
 
-    def __init__(self, fake: Optional[FakeProlific] = None) -> None:
-        self.fake = fake or FakeProlific()
+    def __init__(self, fake: Optional[FakeProlific] = None, faults: Optional[Faults] = None) -> None:
+        self.fake = fake or FakeProlific(faults=faults)
         super().__init__(_Handler, self.fake, "fake-prolific")
         self.api_url = f"{self.url}{API_PREFIX}"
         self.fake.base_url = self.url

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import socket
+import struct
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
@@ -47,3 +50,22 @@ class LocalServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def drop_connection(handler: BaseHTTPRequestHandler, kind: str, stall_seconds: float) -> None:
+    """End a request without an answer: ``reset`` sends a TCP RST, ``timeout`` stalls first.
+
+    Any other kind (``lost_reply``) closes the connection cleanly; the client sees it closed without
+    a response, as when a reply is lost on the way.
+    """
+    handler.close_connection = True
+    if kind == "timeout":
+        time.sleep(stall_seconds)
+    try:
+        if kind == "reset":
+            handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            handler.connection.close()
+        else:
+            handler.connection.shutdown(socket.SHUT_RDWR)
+    except OSError:  # the client already gave up
+        return

@@ -11,6 +11,8 @@ from annotation.hits import BuiltFrom, kinds_where
 from annotation.platforms import Platform
 from annotation.services.batches import BatchSpec, BatchSpecError
 from config.commands import JsonCommand
+from crowd.providers import retries
+from crowd.providers.base import PublishedUnit, PublishListener
 from crowd.providers.costs import format_money
 from crowd.services.lifecycle import (
     LifecycleError,
@@ -18,7 +20,21 @@ from crowd.services.lifecycle import (
     dry_run,
     launch,
     qualification_options,
+    unfinished_launch,
 )
+
+
+class _Progress(PublishListener):
+    """Moves the command's progress bar one HIT at a time."""
+
+    def __init__(self, command: JsonCommand, total: Optional[int]) -> None:
+        self.command = command
+        self.total = total
+        self.done = 0
+
+    def unit(self, unit: PublishedUnit, adopted: bool) -> None:
+        self.done += 1
+        self.command.progress("publishing", self.done, self.total)
 
 
 def cents(value: Optional[str], option: str) -> Optional[int]:
@@ -121,6 +137,7 @@ class Command(JsonCommand):
             quiz=opts["quiz"],
             quiz_seed=opts["quiz_seed"],
         )
+        before = retries.mark()
         try:
             if opts["dry_run"]:
                 hits, estimate, currency = dry_run(spec)
@@ -129,9 +146,19 @@ class Command(JsonCommand):
                     [f"{hits} HITs would cost {format_money(estimate.total_cents, currency)}"],
                 )
                 return
-            batch, estimate = launch(spec)
+            resumed = unfinished_launch(spec)
+            if resumed is not None:
+                self.stderr.write(
+                    f"Batch({resumed.pk}) was created by this same launch and not fully published: "
+                    "resuming it (HITs already on the platform are adopted, none is made twice)"
+                )
+            total = resumed.hits.count() if resumed is not None else spec.limit
+            batch, estimate = launch(spec, listener=_Progress(self, total))
         except (BatchSpecError, LifecycleError) as exc:
-            raise CommandError(str(exc)) from exc
+            self.close_bars()
+            retried = retries.describe(retries.since(before))
+            raise CommandError(f"{exc}" + (f" ({retried})" if retried else "")) from exc
+        retried_calls = retries.since(before)
         hits = batch.hits.count()
         quiz = batch.options.get("quiz") or {}
         self.emit(
@@ -144,9 +171,13 @@ class Command(JsonCommand):
                 "platform_ref": batch.platform_ref,
                 "estimate": estimate.to_dict(),
                 "currency": batch.currency,
+                "resumed": resumed is not None,
+                "retried": retried_calls,
             },
             [
-                f"Batch({batch.pk}) published on {batch.provider} with {hits} HITs "
-                f"(estimate {format_money(estimate.total_cents, batch.currency)})"
+                f"Batch({batch.pk}) {'resumed and ' if resumed is not None else ''}published on "
+                f"{batch.provider} with {hits} HITs "
+                f"(estimate {format_money(estimate.total_cents, batch.currency)})",
+                *([retries.describe(retried_calls)] if retried_calls else []),
             ],
         )

@@ -35,9 +35,16 @@ class Command(JsonCommand):
             return
         result = sync_batches(opts["batch"])
         lines = [
-            f"Batch({r['batch']}): {r['restored']} restored, {r['changed']} changed, "
+            f"Batch({r['batch']}): "
+            + (
+                f"publish resumed ({r['publish_resumed']} HITs on the platform); "
+                if r.get("publish_resumed")
+                else ""
+            )
+            + f"{r['restored']} restored, {r['changed']} changed, "
             f"{r['expired']} expired, {r['missing_flagged']} submitted here but missing on the platform"
             + (f"; NEEDS ATTENTION: {r['needs_attention']}" if r.get("needs_attention") else "")
+            + (f"; PUBLISH FAILED: {r['publish_error']}" if r.get("publish_error") else "")
             for r in result["batches"]
         ]
         lines += [f"Batch({f['batch']}) FAILED: {f['error']}" for f in result["failed"]]

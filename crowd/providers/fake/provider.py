@@ -26,6 +26,7 @@ from crowd.providers.base import (
     PlatformSubmission,
     PublishedBatch,
     PublishedUnit,
+    PublishListener,
     PublishRequest,
     PublishUnit,
     ReviewResult,
@@ -82,7 +83,7 @@ class FakeProvider(CrowdProvider):
     def _new_id(self, prefix: str) -> str:
         return f"{prefix}{next(self._ids):06d}"
 
-    def publish(self, request: PublishRequest) -> PublishedBatch:
+    def publish(self, request: PublishRequest, listener: Optional[PublishListener] = None) -> PublishedBatch:
         """Record the request; one fake HIT per unit. A retried publish finds the batch it created."""
         if request.batch_ref in self.published:
             return self.published[request.batch_ref]

@@ -28,6 +28,7 @@ from crowd.providers.base import (
     PlatformSubmission,
     PublishedBatch,
     PublishedUnit,
+    PublishListener,
     PublishRequest,
     PublishUnit,
     ReviewResult,
@@ -77,7 +78,7 @@ class LocalProvider(LocalTraits, CrowdProvider):
         """Build the provider (it needs no settings)."""
         return cls()
 
-    def publish(self, request: PublishRequest) -> PublishedBatch:
+    def publish(self, request: PublishRequest, listener: Optional[PublishListener] = None) -> PublishedBatch:
         """Nothing to advertise: the units are the HITs themselves (the batch status opens them)."""
         return PublishedBatch(
             provider=self.name,

@@ -24,6 +24,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
+from crowd.providers import retries
 from crowd.providers.mturk import errors
 
 logger = logging.getLogger(__name__)
@@ -90,7 +91,8 @@ def make_client(
     region_name: str = "us-east-1",
     connect_timeout: float = 10.0,
     read_timeout: float = 30.0,
-    max_attempts: int = 3,
+    max_attempts: int = 10,
+    retry_mode: str = "adaptive",
     **session_kwargs: Any,
 ) -> Any:
     """Build a boto3 ``mturk`` client for the sandbox (default) or live requester API.
@@ -103,7 +105,12 @@ def make_client(
         endpoint_url: explicit endpoint (tests).
         region_name: MTurk only exists in us-east-1.
         connect_timeout, read_timeout: seconds; no call waits forever.
-        max_attempts: botocore's standard retry mode (throttling and 5xx only).
+        max_attempts: attempts per call, the first included. botocore retries throttling, 5xx and
+            connection errors (a reply lost after MTurk applied the call too): every write crowdqa sends
+            is safe to repeat (CreateHIT and SendBonus carry a UniqueRequestToken; a repeated approval or
+            rejection is recognised by the assignment's status).
+        retry_mode: ``adaptive`` (default) also slows the client down while MTurk throttles it (a
+            token bucket refilled at the rate MTurk accepts); ``standard`` only backs off.
         **session_kwargs: passed to ``boto3.session.Session`` (profile_name, credentials).
 
     Returns:
@@ -114,7 +121,7 @@ def make_client(
     config = Config(
         connect_timeout=connect_timeout,
         read_timeout=read_timeout,
-        retries={"max_attempts": max_attempts, "mode": "standard"},
+        retries={"total_max_attempts": max_attempts, "mode": retry_mode},
     )
     session = boto3.session.Session(**session_kwargs)
     return session.client("mturk", region_name=region_name, endpoint_url=endpoint_url, config=config)
@@ -188,13 +195,16 @@ def call(client: Any, operation: str, **params: Any) -> dict[str, Any]:
     """
     method: Callable[..., dict[str, Any]] = getattr(client, operation)
     try:
-        return method(**params)
+        response = method(**params)
     except ClientError as exc:
+        retries.record("mturk", operation, exc.response.get("ResponseMetadata", {}).get("RetryAttempts", 0))
         raise map_client_error(exc, operation) from exc
     except NoCredentialsError as exc:
         raise errors.MTurkAuthError(str(exc), operation=operation) from exc
     except BotoCoreError as exc:  # connection errors, read timeouts
         raise errors.MTurkTransientError(str(exc), operation=operation) from exc
+    retries.record("mturk", operation, response.get("ResponseMetadata", {}).get("RetryAttempts", 0))
+    return response
 
 
 def _paginate(

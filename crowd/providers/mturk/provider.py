@@ -24,6 +24,7 @@ from crowd.providers.base import (
     PlatformSubmission,
     PublishedBatch,
     PublishedUnit,
+    PublishListener,
     PublishRequest,
     PublishUnit,
     ReviewResult,
@@ -97,10 +98,12 @@ class MTurkProvider(MTurkTraits, CrowdProvider):
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> MTurkProvider:
-        """Build from settings-like values: ``MTURK_SANDBOX`` (default true), ``AWS_ENDPOINT_URL_MTURK``."""
+        """Build from settings-like values: ``MTURK_SANDBOX`` (default true), ``AWS_ENDPOINT_URL_MTURK``,
+        ``MTURK_MAX_ATTEMPTS`` (attempts per call under throttling, default 10)."""
         sandbox = bool(config.get("MTURK_SANDBOX", True))
         endpoint = config.get("AWS_ENDPOINT_URL_MTURK") or None
-        client = mturk_api.make_client(sandbox=sandbox, endpoint_url=endpoint)
+        attempts = int(config.get("MTURK_MAX_ATTEMPTS") or 10)
+        client = mturk_api.make_client(sandbox=sandbox, endpoint_url=endpoint, max_attempts=attempts)
         return cls(client, mturk_api.environment_for(sandbox))
 
     # --- batch ---------------------------------------------------------------------------------------
@@ -122,8 +125,15 @@ class MTurkProvider(MTurkTraits, CrowdProvider):
         )
         return reqs
 
-    def publish(self, request: PublishRequest) -> PublishedBatch:
-        """Create the HIT type, then one HIT per unit (a retry finds HITs made by a crashed attempt)."""
+    def publish(self, request: PublishRequest, listener: Optional[PublishListener] = None) -> PublishedBatch:
+        """Create the HIT type, then one HIT per unit; a resumed publish adopts the HITs already made.
+
+        MTurk returns the same HIT type for the same properties, so the HIT type needs no care. A
+        resumed publish (``request.resume``: an earlier attempt failed or was killed) first lists the
+        requester's HITs once and adopts every one carrying a unit's RequesterAnnotation, so a HIT made
+        more than 24 hours ago (its UniqueRequestToken forgotten by MTurk) is not made twice.
+        """
+        listener = listener or PublishListener()
         hit_type_id = mturk_api.create_hit_type(
             self.client,
             title=request.title,
@@ -134,7 +144,22 @@ class MTurkProvider(MTurkTraits, CrowdProvider):
             keywords=request.keywords,
             qualification_requirements=self.qualification_requirements(request),
         )
-        units = [self._create_hit(hit_type_id, request, unit) for unit in request.effective_units()]
+        listener.platform_batch(hit_type_id)
+        live = self.hits_of_batch(request.batch_ref) if request.resume else {}
+        units = []
+        for unit in request.effective_units():
+            adopted = live.get(annotation_for(request.batch_ref, unit.local_ref))
+            published = (
+                PublishedUnit(unit.local_ref, adopted)
+                if adopted
+                else self._create_hit(hit_type_id, request, unit)
+            )
+            listener.unit(published, adopted=bool(adopted))
+            units.append(published)
+        if live:
+            logger.warning(
+                "Batch(%s): adopted %d HIT(s) an earlier publish had made", request.batch_ref, len(live)
+            )
         return PublishedBatch(
             provider=self.name,
             batch_ref=request.batch_ref,
@@ -143,6 +168,24 @@ class MTurkProvider(MTurkTraits, CrowdProvider):
             sandbox=self.sandbox,
             preview_url=f"{self.environment.worker_site}/projects/{hit_type_id}/tasks",
         )
+
+    def hits_of_batch(self, batch_ref: str) -> dict[str, str]:
+        """The requester's HITs carrying one of the batch's RequesterAnnotations: annotation -> HIT id.
+
+        Reads every page of ListHITs (100 a page). A unit with several HITs (a duplicate someone else
+        made) keeps the oldest.
+        """
+        prefix = annotation_for(batch_ref, "")
+        found: dict[str, tuple[Any, str]] = {}
+        for hit in mturk_api.list_hits(self.client):
+            annotation = str(hit.get("RequesterAnnotation") or "")
+            if not annotation.startswith(prefix):
+                continue
+            created = hit.get("CreationTime")
+            known = found.get(annotation)
+            if known is None or (created is not None and known[0] is not None and created < known[0]):
+                found[annotation] = (created, str(hit["HITId"]))
+        return {annotation: hit_id for annotation, (_, hit_id) in found.items()}
 
     def _create_hit(self, hit_type_id: str, request: PublishRequest, unit: PublishUnit) -> PublishedUnit:
         """Create one unit's ExternalQuestion HIT; a retry finds the HIT of an attempt whose answer was lost.

@@ -13,13 +13,17 @@ currency ("1.50"), which ``BonusPayments.set_up`` formats from cents.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from typing import Any, Optional
 from urllib.parse import urljoin
 
 import requests
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
+from crowd.providers import retries
 from crowd.providers.prolific import errors
 from crowd.providers.prolific.traits import ProlificTraits
 
@@ -44,6 +48,8 @@ REJECTION_CATEGORIES = frozenset(
         "OTHER",
     }
 )
+IDEMPOTENT_METHODS = frozenset({"GET", "PUT", "PATCH", "DELETE"})
+"""Methods retried after a 5xx or a dropped connection (crowdqa's PATCHes set absolute values)."""
 STUDY_URL_PARAMS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 
 
@@ -94,12 +100,18 @@ class ProlificClient:
         base_url: ``PROLIFIC_API_URL`` (default ``https://api.prolific.com/api/v1/``).
         timeout: (connect, read) seconds for every call.
         session: a ``requests.Session`` (injectable for tests).
+        retries: further attempts of a call that may be retried (see ``request``).
+        max_wait: the longest wait between attempts, in seconds (a longer ``Retry-After`` is cut).
+        sleep: how to wait (tests pass a recorder).
     """
 
     token: str
     base_url: str = DEFAULT_API_URL
     timeout: tuple[float, float] = (10.0, 30.0)
     session: Optional[requests.Session] = None
+    retries: int = 8
+    max_wait: float = 60.0
+    sleep: Callable[[float], None] = field(default=lambda seconds: time.sleep(seconds), repr=False)
 
     def __post_init__(self) -> None:
         if not self.token:
@@ -111,27 +123,80 @@ class ProlificClient:
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> ProlificClient:
-        """Build from settings-like values ``PROLIFIC_API_TOKEN`` and ``PROLIFIC_API_URL``."""
+        """Build from ``PROLIFIC_API_TOKEN``, ``PROLIFIC_API_URL`` and ``PROLIFIC_RETRIES``."""
+        retries = config.get("PROLIFIC_RETRIES")
         return cls(
             token=str(config.get("PROLIFIC_API_TOKEN") or ""),
             base_url=str(config.get("PROLIFIC_API_URL") or DEFAULT_API_URL),
+            retries=8 if retries is None else int(retries),
         )
 
     def request(
-        self, method: str, path: str, json: Any = None, params: Optional[Mapping[str, Any]] = None
+        self,
+        method: str,
+        path: str,
+        json: Any = None,
+        params: Optional[Mapping[str, Any]] = None,
+        idempotent: Optional[bool] = None,
     ) -> Any:
-        """Send one request and return the decoded JSON body (None when empty).
+        """Send one request, retrying what is safe to retry, and return the decoded JSON body.
+
+        A 429 is always retried (Prolific did nothing), after its ``Retry-After`` when given, else after
+        a jittered exponential backoff. A 5xx or a dropped connection is retried only for a call that
+        is safe to repeat: ``idempotent`` (default: GET, PUT, PATCH, DELETE), or a connection never
+        made. A POST that creates something (a study, a bulk bonus payment) is never repeated here:
+        its caller finds out whether it took effect.
 
         Args:
             method: HTTP method.
             path: path relative to ``base_url`` ("studies/") or an absolute URL (pagination links).
             json: the JSON body.
             params: query parameters.
+            idempotent: the call may be repeated after a 5xx or a lost answer (None: by method).
 
         Raises:
-            ProlificError: a subclass per status; network failures and timeouts are
-                ``ProlificTransientError`` (the request may have been processed).
+            ProlificError: a subclass per status, once retries are spent; network failures and
+                timeouts are ``ProlificTransientError`` (the request may have been processed).
         """
+        safe = method in IDEMPOTENT_METHODS if idempotent is None else idempotent
+        operation = f"{method} {path.split('?')[0]}"
+
+        def retryable(exc: BaseException) -> bool:
+            if isinstance(exc, errors.RateLimitedError):
+                return True
+            if isinstance(exc, errors.TransientError):
+                return safe or exc.never_sent
+            return False
+
+        def log_retry(state: RetryCallState) -> None:
+            retries.record("prolific", operation, 1)
+            logger.info(
+                "Prolific %s: attempt %d failed (%s); retrying",
+                operation,
+                state.attempt_number,
+                state.outcome.exception() if state.outcome else "",
+            )
+
+        retrying = Retrying(
+            stop=stop_after_attempt(self.retries + 1),
+            wait=self._wait,
+            retry=retry_if_exception(retryable),
+            sleep=self.sleep,
+            before_sleep=log_retry,
+            reraise=True,
+        )
+        return retrying(self._send, method, path, json, params)
+
+    def _wait(self, state: RetryCallState) -> float:
+        """Seconds before the next attempt: the answer's ``Retry-After``, else jittered backoff."""
+        exc = state.outcome.exception() if state.outcome else None
+        retry_after = exc.retry_after if isinstance(exc, errors.ProviderError) else None
+        if retry_after is not None:
+            return min(self.max_wait, retry_after)
+        return wait_random_exponential(multiplier=0.5, max=self.max_wait)(state)
+
+    def _send(self, method: str, path: str, json: Any, params: Optional[Mapping[str, Any]]) -> Any:
+        """One attempt of ``request``."""
         url = path if path.startswith(("http://", "https://")) else urljoin(self.base_url, path)
         operation = f"{method} {path}"
         assert self.session is not None
@@ -145,7 +210,10 @@ class ProlificClient:
                 headers={"Authorization": f"Token {self.token}", "Accept": "application/json"},
             )
         except requests.RequestException as exc:
-            raise errors.ProlificTransientError(f"{url}: {exc}", operation=operation) from exc
+            error = errors.ProlificTransientError(f"{url}: {exc}", operation=operation)
+            # A connection that was never made carried nothing: repeating it is always safe.
+            error.never_sent = isinstance(exc, requests.ConnectTimeout) or _refused(exc)
+            raise error from exc
         if response.status_code >= 400:
             raise self._error(response, operation)
         if not response.content:
@@ -190,7 +258,9 @@ class ProlificClient:
             kind = errors.TransientError
         else:
             kind = errors.InvalidRequestError
-        return errors.error_for("prolific", kind)(message, code=code, status=status, operation=operation)
+        error = errors.error_for("prolific", kind)(message, code=code, status=status, operation=operation)
+        error.retry_after = retry_after_seconds(response.headers.get("Retry-After"))
+        return error
 
     def paginate(self, path: str, params: Optional[Mapping[str, Any]] = None) -> Iterator[dict[str, Any]]:
         """Yield every item of a list endpoint, following ``_links.next.href`` (or ``next``)."""
@@ -206,6 +276,28 @@ class ProlificClient:
             nxt = links.get("next") if isinstance(links, dict) else None
             next_url = nxt.get("href") if isinstance(nxt, dict) else (nxt or page.get("next"))
             next_params = None  # the link carries the query
+
+
+def retry_after_seconds(value: Optional[str]) -> Optional[float]:
+    """Parse a ``Retry-After`` header (seconds or an HTTP date) into seconds from now; None when absent."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+def _refused(exc: requests.RequestException) -> bool:
+    """True when the connection could not be made at all (nothing reached Prolific)."""
+    text = str(exc)
+    return isinstance(exc, requests.ConnectionError) and (
+        "NewConnectionError" in text or "Connection refused" in text
+    )
 
 
 class Workspaces:
@@ -235,8 +327,13 @@ class Studies:
 
     @classmethod
     def create(cls, client: ProlificClient, study: Mapping[str, Any]) -> dict[str, Any]:
-        """Create a draft study (UNPUBLISHED); return it."""
+        """Create a draft study (UNPUBLISHED); return it. Never repeated after a lost answer here."""
         return client.request("POST", cls.list_endpoint, json=dict(study))
+
+    @classmethod
+    def list(cls, client: ProlificClient) -> Iterator[dict[str, Any]]:
+        """Yield every study of the researcher (all pages; a short form with ``internal_name``)."""
+        return client.paginate(cls.list_endpoint)
 
     @classmethod
     def retrieve(cls, client: ProlificClient, study_id: str) -> dict[str, Any]:
@@ -250,8 +347,14 @@ class Studies:
 
     @classmethod
     def transition(cls, client: ProlificClient, study_id: str, action: str) -> dict[str, Any]:
-        """Move a study: ``PUBLISH``, ``PAUSE``, ``START`` (resume) or ``STOP``."""
-        return client.request("POST", cls.transition_endpoint.format(id=study_id), json={"action": action})
+        """Move a study: ``PUBLISH``, ``PAUSE``, ``START`` (resume) or ``STOP``.
+
+        Repeated after a 5xx or a lost answer: a repeat of a transition already made is refused, and
+        the provider reads the study's status then.
+        """
+        return client.request(
+            "POST", cls.transition_endpoint.format(id=study_id), json={"action": action}, idempotent=True
+        )
 
     @classmethod
     def list_submissions(cls, client: ProlificClient, study_id: str) -> Iterator[dict[str, Any]]:
@@ -275,7 +378,10 @@ class Submissions:
     def approve(cls, client: ProlificClient, submission_id: str) -> dict[str, Any]:
         """Approve a submission (pays its reward)."""
         return client.request(
-            "POST", cls.transition_endpoint.format(id=submission_id), json={"action": "APPROVE"}
+            "POST",
+            cls.transition_endpoint.format(id=submission_id),
+            json={"action": "APPROVE"},
+            idempotent=True,
         )
 
     @classmethod
@@ -284,13 +390,15 @@ class Submissions:
     ) -> dict[str, Any]:
         """Reject a submission (``ProlificProvider.reject`` checks message and category first)."""
         body = {"action": "REJECT", "message": message, "rejection_category": category}
-        return client.request("POST", cls.transition_endpoint.format(id=submission_id), json=body)
+        return client.request(
+            "POST", cls.transition_endpoint.format(id=submission_id), json=body, idempotent=True
+        )
 
     @classmethod
     def bulk_approve(cls, client: ProlificClient, study_id: str, submission_ids: Sequence[str]) -> None:
         """Approve many submissions of one study in one call."""
         body = {"study_id": study_id, "submission_ids": list(submission_ids)}
-        client.request("POST", cls.bulk_approve_endpoint, json=body)
+        client.request("POST", cls.bulk_approve_endpoint, json=body, idempotent=True)
 
 
 class BonusPayments:
@@ -342,6 +450,7 @@ class ParticipantGroups:
             "POST",
             cls.participants_endpoint.format(id=group_id),
             json={"participant_ids": list(participant_ids)},
+            idempotent=True,
         )
 
     @classmethod

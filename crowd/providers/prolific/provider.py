@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Optional
 
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+
 from crowd.providers.base import (
     CrowdProvider,
     PaymentRecord,
@@ -27,6 +29,7 @@ from crowd.providers.base import (
     PlatformSubmission,
     PublishedBatch,
     PublishedUnit,
+    PublishListener,
     PublishRequest,
     PublishUnit,
     ReviewResult,
@@ -74,6 +77,19 @@ def to_submission(item: Mapping[str, Any], study_id: str = "") -> PlatformSubmis
         platform_status=raw,
         completion_code=str(item.get("study_code") or ""),
     )
+
+
+def internal_name(batch_ref: str) -> str:
+    """The study's internal name: how a later attempt finds the study of a batch."""
+    return f"crowdqa:{batch_ref}"
+
+
+def _completion_code(study: Mapping[str, Any]) -> str:
+    """The COMPLETED code of an existing study (kept when the study is adopted)."""
+    for entry in study.get("completion_codes") or ():
+        if entry.get("code_type") == "COMPLETED" and entry.get("code"):
+            return str(entry["code"])
+    return ""
 
 
 def resolve_unconfirmed(payments: PaymentStore, key: str, paid: bool) -> PaymentRecord:
@@ -148,7 +164,7 @@ class ProlificProvider(ProlificTraits, CrowdProvider):
         filters.extend(request.extra.get("prolific_filters", []))  # type: ignore[arg-type]
         return {
             "name": request.title,
-            "internal_name": f"crowdqa:{request.batch_ref}",
+            "internal_name": internal_name(request.batch_ref),
             "description": request.description,
             "external_study_url": prolific_api.study_url(request.external_url),
             "prolific_id_option": "url_parameters",
@@ -166,22 +182,83 @@ class ProlificProvider(ProlificTraits, CrowdProvider):
             "filters": filters,
         }
 
-    def publish(self, request: PublishRequest) -> PublishedBatch:
-        """Create the study and publish it; units all map to the one study."""
+    def publish(self, request: PublishRequest, listener: Optional[PublishListener] = None) -> PublishedBatch:
+        """Create the study (or adopt the one an earlier attempt made) and publish it.
+
+        Prolific does not deduplicate study creation, so the study's id is handed to ``listener`` (which
+        records it) before any further call, and a resumed publish (``request.resume``) first looks for
+        the study: by the recorded id, else by its internal name ``crowdqa:<batch>``. A creation whose
+        answer was lost is followed by the same look-up before it is ever sent again.
+        """
+        listener = listener or PublishListener()
         code = request.completion_code or secrets.token_hex(4).upper()
-        study = prolific_api.Studies.create(self.client, self.study_body(request, code))
+        study = self.find_study(request) if request.resume else None
+        if study is None:
+            study = self._create_study(request, code)
         study_id = str(study["id"])
-        prolific_api.Studies.transition(self.client, study_id, "PUBLISH")
+        code = _completion_code(study) or code
+        listener.platform_batch(study_id, code)
+        if study.get("status") == "UNPUBLISHED":
+            self._publish_study(study_id)
+        units = tuple(PublishedUnit(u.local_ref, study_id) for u in request.effective_units())
+        for unit in units:
+            listener.unit(unit, adopted=request.resume)
         logger.info("Batch(%s) published as Prolific Study(%s)", request.batch_ref, study_id)
         return PublishedBatch(
             provider=self.name,
             batch_ref=request.batch_ref,
             platform_batch_id=study_id,
-            units=tuple(PublishedUnit(u.local_ref, study_id) for u in request.effective_units()),
+            units=units,
             sandbox=False,
             completion_code=code,
             preview_url=f"https://app.prolific.com/researcher/studies/{study_id}",
         )
+
+    def find_study(self, request: PublishRequest) -> Optional[dict[str, Any]]:
+        """The study an earlier attempt created for the batch: by recorded id, else by internal name."""
+        if request.platform_batch_id:
+            try:
+                return prolific_api.Studies.retrieve(self.client, request.platform_batch_id)
+            except errors.ProlificNotFoundError:
+                logger.warning(
+                    "Study(%s) recorded for Batch(%s) is gone", request.platform_batch_id, request.batch_ref
+                )
+        name = internal_name(request.batch_ref)
+        for item in prolific_api.Studies.list(self.client):
+            if item.get("internal_name") == name and item.get("status") != "DELETED":
+                logger.warning(
+                    "Batch(%s): adopting Study(%s) an earlier attempt created", request.batch_ref, item["id"]
+                )
+                return prolific_api.Studies.retrieve(self.client, str(item["id"]))
+        return None
+
+    def _create_study(self, request: PublishRequest, code: str) -> dict[str, Any]:
+        """Create the study; after a lost answer, look for it before creating it again (bounded)."""
+        body = self.study_body(request, code)
+        for attempt in Retrying(
+            stop=stop_after_attempt(4),
+            wait=wait_random_exponential(multiplier=0.5, max=10),
+            retry=retry_if_exception_type(errors.ProlificTransientError),
+            sleep=self.client.sleep,
+            reraise=True,
+        ):
+            with attempt:
+                if attempt.retry_state.attempt_number > 1:
+                    found = self.find_study(request)
+                    if found is not None:
+                        return found
+                return prolific_api.Studies.create(self.client, body)
+        raise AssertionError("unreachable: Retrying reraises")  # pragma: no cover
+
+    def _publish_study(self, study_id: str) -> None:
+        """PUBLISH the study; a repeat after a lost answer finds it already active."""
+        try:
+            prolific_api.Studies.transition(self.client, study_id, "PUBLISH")
+        except (errors.ProlificInvalidRequestError, errors.ProlificAlreadyDoneError):
+            status = prolific_api.Studies.retrieve(self.client, study_id).get("status")
+            if status == "UNPUBLISHED":
+                raise
+            logger.info("Study(%s) was already published (%s)", study_id, status)
 
     def add_units(
         self, batch: PublishedBatch, request: PublishRequest, units: Sequence[PublishUnit]

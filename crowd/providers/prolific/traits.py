@@ -36,7 +36,6 @@ class ProlificTraits(PlatformTraits):
 
     name = Platform.PROLIFIC.value
     short_name = "Prolific"
-    publish_retry_safe = False
     min_rejection_chars = 100
     fees = PROLIFIC_FEES
     config_keys = (
@@ -44,6 +43,7 @@ class ProlificTraits(PlatformTraits):
         "PROLIFIC_API_TOKEN",
         "PROLIFIC_WORKSPACE_ID",
         "PROLIFIC_BLOCK_GROUP_ID",
+        "PROLIFIC_RETRIES",
     )
 
     @classmethod
