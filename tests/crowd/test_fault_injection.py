@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from crowd.providers import retries
-from crowd.providers.mturk.errors import MTurkRateLimitedError, MTurkTransientError
 from crowd.providers.mturk import api as mturk_api
+from crowd.providers.mturk.errors import MTurkRateLimitedError, MTurkTransientError
 from crowd.providers.prolific import api as prolific_api
 from crowd.providers.prolific.api import ProlificClient
 from crowd.providers.prolific.errors import ProlificRateLimitedError, ProlificTransientError

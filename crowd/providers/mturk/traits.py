@@ -91,7 +91,12 @@ class MTurkTraits(PlatformTraits):
     bonus_record_readable = True
     frame_origins = MTURK_FRAME_ORIGINS
     fees = MTURK_FEES
-    config_keys = ("MTURK_SANDBOX", "AWS_ENDPOINT_URL_MTURK", "MTURK_EXTRA_SUBMIT_ORIGINS", "MTURK_MAX_ATTEMPTS")
+    config_keys = (
+        "MTURK_SANDBOX",
+        "AWS_ENDPOINT_URL_MTURK",
+        "MTURK_EXTRA_SUBMIT_ORIGINS",
+        "MTURK_MAX_ATTEMPTS",
+    )
 
     @classmethod
     def stand_in_origins(cls, config: Mapping[str, Any]) -> tuple[str, ...]:
