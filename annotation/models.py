@@ -327,6 +327,25 @@ class HITQuerySet(models.QuerySet):
             .exclude(qa_pair__assignment__worker=worker)
         )
 
+    def complete_done(self) -> int:
+        """Mark completed, in one conditional UPDATE, the open HITs of this queryset whose every slot
+        holds submitted work (the submitted work is counted inside the statement); returns how many."""
+        done = (
+            Assignment.objects.filter(hit=models.OuterRef("pk"))
+            .exclude(
+                status__in=[Assignment.Status.ACCEPTED, Assignment.Status.RETURNED, Assignment.Status.EXPIRED]
+            )
+            .order_by()
+            .values("hit")
+            .annotate(n=models.Count("pk"))
+            .values("n")
+        )
+        return self.filter(
+            status=HIT.Status.OPEN, max_assignments__lte=Coalesce(models.Subquery(done), 0)
+        ).update(status=HIT.Status.COMPLETED)
+
+    complete_done.alters_data = True  # type: ignore[attr-defined]
+
 
 class HIT(models.Model):
     """One task shown to workers: a syllabus, three passages, or a QA pair to validate."""
@@ -377,19 +396,7 @@ class HIT(models.Model):
         """
         if self.status != self.Status.OPEN:
             return False
-        done = (
-            Assignment.objects.filter(hit=models.OuterRef("pk"))
-            .exclude(
-                status__in=[Assignment.Status.ACCEPTED, Assignment.Status.RETURNED, Assignment.Status.EXPIRED]
-            )
-            .order_by()
-            .values("hit")
-            .annotate(n=models.Count("pk"))
-            .values("n")
-        )
-        completed = HIT.objects.filter(
-            pk=self.pk, status=self.Status.OPEN, max_assignments__lte=Coalesce(models.Subquery(done), 0)
-        ).update(status=self.Status.COMPLETED)
+        completed = HIT.objects.filter(pk=self.pk).complete_done()
         if completed:
             self.status = self.Status.COMPLETED
         return bool(completed)
@@ -448,6 +455,11 @@ class Assignment(models.Model):
     accepted_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    followed_up_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the after-submission job (HIT completion, QC, quiz grade) finished with it.",
+    )
     reviewed_at = models.DateTimeField(null=True, blank=True)
     time_on_task_seconds = models.FloatField(null=True, blank=True)
     feedback = models.TextField(blank=True, help_text="Reason given to the worker on rejection.")

@@ -7,6 +7,7 @@ from typing import Any
 
 from celery import shared_task
 from django.db.models import Count
+from django.utils import timezone
 
 from annotation.models import Assignment, Corpus
 
@@ -36,40 +37,56 @@ def expire_overdue_assignments() -> int:
     return count
 
 
-@shared_task(name="annotation.tasks.after_submission", acks_late=True)
+@shared_task(
+    name="annotation.tasks.after_submission", acks_late=True, ignore_result=True, track_started=False
+)
 def after_submission(assignment_id: int) -> dict[str, Any]:
-    """Run heuristic QC on a stored submission's QA pairs (and grade a screening quiz); idempotent.
+    """Complete the HIT, run the heuristic QC the page did not run, grade a screening quiz; idempotent.
 
     The submission itself is already committed when this runs, so a failure here loses nothing: the
-    pairs simply stay unflagged until the next ``run_qc --batch``.
+    sweep re-queues a job whose submission has no ``followed_up_at`` yet
+    (:mod:`annotation.services.followups`), which this job sets last. That marker, not a result row,
+    says the job ran, so the job writes no result (``ignore_result``) and no started row.
 
-    It first completes the HIT once every slot holds submitted work. That is bookkeeping the worker
-    does not wait for (claims count a HIT's live slots themselves, so a full HIT is never handed out
-    while it still says open), and only here is it reliable: a submission's own transaction cannot see
-    another submission committing at the same moment, while each job runs after its submission
-    committed, so the later of two racing submissions sees both. A job lost with its worker is
-    re-queued by the follow-up sweep, and platform syncs complete HITs too.
+    It completes the HIT once every slot holds submitted work. That is bookkeeping the worker does not
+    wait for (claims count a HIT's live slots themselves, so a full HIT is never handed out while it
+    still says open), and only here is it reliable: a submission's own transaction cannot see another
+    submission committing at the same moment, while each job runs after its submission committed, so
+    the later of two racing submissions sees both. Platform syncs complete HITs too.
+
+    One read brings what the job needs (the HIT, its status, the batch's kind and the pair a stage-2
+    HIT validates); a kind whose page already ran the whole QC and stored its flags
+    (``handler.qc_at_submit``) is not checked again.
     """
     from annotation.hits import handler_for
-    from annotation.models import QAPair
+    from annotation.models import HIT, QAPair
     from filters.services import qc_queryset
 
-    assignment = Assignment.objects.select_related("hit__batch").get(pk=assignment_id)
-    assignment.hit.complete_if_done()
-    handler = handler_for(assignment.hit.batch.kind)
-    if not handler.runs_qc:
+    row = (
+        Assignment.objects.filter(pk=assignment_id)
+        .values("hit_id", "hit__status", "hit__batch__kind", "hit__qa_pair_id")
+        .first()
+    )
+    if row is None:
         return {"assignment": assignment_id, "pairs": 0, "flagged": 0}
-    pairs = QAPair.objects.filter(assignment=assignment)
-    if assignment.hit.qa_pair_id:
-        pairs = QAPair.objects.filter(pk=assignment.hit.qa_pair_id)
-    results = qc_queryset(pairs)
-    flagged = sum(1 for r in results if r["flags"])
-    summary: dict[str, Any] = {"assignment": assignment_id, "pairs": len(results), "flagged": flagged}
+    if row["hit__status"] == HIT.Status.OPEN:
+        HIT.objects.filter(pk=row["hit_id"]).complete_done()
+    handler = handler_for(row["hit__batch__kind"])
+    summary: dict[str, Any] = {"assignment": assignment_id, "pairs": 0, "flagged": 0}
+    if handler.runs_qc and not handler.qc_at_submit:
+        pairs = QAPair.objects.filter(assignment=assignment_id)
+        if row["hit__qa_pair_id"]:
+            pairs = QAPair.objects.filter(pk=row["hit__qa_pair_id"])
+        results = qc_queryset(pairs)
+        summary.update(pairs=len(results), flagged=sum(1 for r in results if r["flags"]))
     if handler.has_quiz:
         from annotation.screening.grader import grade_screening_assignment
 
-        grade = grade_screening_assignment(assignment)
+        grade = grade_screening_assignment(
+            Assignment.objects.select_related("hit__batch").get(pk=assignment_id)
+        )
         summary["quiz"] = grade.score_label if grade is not None else None
+    Assignment.objects.filter(pk=assignment_id).update(followed_up_at=timezone.now())
     return summary
 
 

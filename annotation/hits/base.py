@@ -115,6 +115,10 @@ class HitHandler(abc.ABC):
     #: the pairs of a submission get the heuristic QC after it is stored (an expert's answer does not:
     #: the crowd pair it answers had its own).
     runs_qc: ClassVar[bool] = True
+    #: the page's :meth:`check` runs the whole heuristic QC of the pairs it stores (the same rules with
+    #: the same options as the after-submission job) and :meth:`store` keeps its flags, so the job does
+    #: not run it again.
+    qc_at_submit: ClassVar[bool] = False
     #: the kind of the stage-2 batch that validates the questions of an approved assignment (None: no
     #: stage 2).
     stage2_kind: ClassVar[Optional[str]] = None

@@ -82,6 +82,9 @@ class SciQQuestionHandler(HitHandler):
     pairs_per_assignment = 1
     #: an approved question is validated, and gets its distractors, in a SciQ stage-2 batch.
     stage2_kind = Batch.Kind.SCIQ_DISTRACTOR
+    #: ``check`` runs SciQ QC with the options the job uses for a question awaiting its distractors
+    #: (:func:`filters.services.qc_queryset`), and ``store`` keeps its flags and normalized answer.
+    qc_at_submit = True
     field_names: ClassVar[frozenset[str]] = frozenset({"passage", "question", "answer", "reject_reason"})
 
     def accepts_field(self, name: str) -> bool:

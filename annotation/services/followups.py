@@ -1,15 +1,21 @@
 """The work owed after a stored submission, queued under task ids derived from the data, and the sweep
 that re-queues it when a killed worker lost it.
 
-Two follow-ups exist: ``after_submission`` (QC of the pairs and the screening grade) for every submitted
-assignment, and ``create_validation_hit`` (the SciQ stage-2 HIT) for every accepted stage-1 question.
-Each is queued with a deterministic task id (``after_submission:<assignment>``,
-``create_validation_hit:<pair>``), so the result row of the Celery result backend says whether it ran.
-Neither broker protects a message whose worker dies: the embedded file broker deletes a message as
-soon as a worker takes it, and Redis restores an unacked one only after its visibility timeout. The
-sweep (a beat job) re-queues every follow-up that has no result, or a ``STARTED`` result older than
-``CROWDQA_FOLLOWUP_TIME_LIMIT`` seconds, once the submission or approval is that old. Both tasks are
-idempotent, so a follow-up that was merely slow and runs twice does no harm.
+Two follow-ups exist: ``after_submission`` (HIT completion, QC of the pairs and the screening grade)
+for every submitted assignment, and ``create_validation_hit`` (the SciQ stage-2 HIT) for every
+accepted stage-1 question. Each is queued with a deterministic task id (``after_submission:<assignment>``,
+``create_validation_hit:<pair>``). Neither broker protects a message whose worker dies: the embedded
+file broker deletes a message as soon as a worker takes it, and Redis restores an unacked one only
+after its visibility timeout. The sweep (a beat job) re-queues, once the submission or approval is
+``CROWDQA_FOLLOWUP_TIME_LIMIT`` seconds old:
+
+- every submission whose ``followed_up_at`` is still empty (the job sets it as its last step, and
+  stores no result: it runs once per submission, so a result row per job would cost two writes that
+  only this sweep would read);
+- every accepted question with no stage-2 HIT whose job has no result row in the Celery result
+  backend, or a ``STARTED`` one older than the time limit.
+
+Both tasks are idempotent, so a follow-up that was merely slow and runs twice does no harm.
 """
 
 from __future__ import annotations
@@ -27,8 +33,8 @@ from annotation.models import Assignment, QAPair
 
 logger = logging.getLogger(__name__)
 
-#: Submissions older than this are not swept: the result backend forgets results after a day
-#: (``result_expires``), and a missing row must not look like a lost follow-up.
+#: Submissions and approvals older than this are not swept: the result backend forgets results after a
+#: day (``result_expires``), and a missing row must not look like a lost follow-up.
 SWEEP_WINDOW = timedelta(hours=20)
 
 
@@ -78,12 +84,13 @@ def requeue_lost_followups(now: Optional[Any] = None, connection: Any = None) ->
     """Re-queue every follow-up a killed worker lost; returns the assignment and pair ids re-queued."""
     now = now or timezone.now()
     settled = now - time_limit()
-    submitted = (
-        Assignment.objects.filter(submitted_at__gte=now - SWEEP_WINDOW, submitted_at__lt=settled)
+    assignments = list(
+        Assignment.objects.filter(
+            submitted_at__gte=now - SWEEP_WINDOW, submitted_at__lt=settled, followed_up_at__isnull=True
+        )
         .order_by("pk")
         .values_list("pk", flat=True)
     )
-    assignments = _lost({after_submission_id(pk): pk for pk in submitted}, now)
     accepted = (
         QAPair.objects.filter(
             status=QAPair.Status.ACCEPTED,

@@ -1,5 +1,6 @@
-"""Which follow-ups the sweep counts as lost: none with a finished result, none still within the time
-limit, and every one with no result or a STARTED result older than the limit."""
+"""Which follow-ups the sweep counts as lost: every submission older than the time limit that its job
+has not marked ``followed_up_at``; none within the time limit, none the job marked, none older than
+the sweep's window."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from django_celery_results.models import TaskResult
 
 from annotation.models import Assignment, Batch
 from annotation.services import followups
@@ -28,37 +28,51 @@ def batch() -> Batch:
     return make_batch()
 
 
-def _submitted(batch: Batch, name: str, minutes_ago: float) -> Assignment:
+def _submitted(batch: Batch, name: str, minutes_ago: float, followed_up: bool = False) -> Assignment:
     at = timezone.now() - timedelta(minutes=minutes_ago)
     status = Assignment.Status.SUBMITTED
-    return make_assignment(batch=batch, worker=make_worker(name), status=status, submitted_at=at)
-
-
-def _result(assignment: Assignment, status: str, minutes_ago: float) -> None:
-    task_id = followups.after_submission_id(assignment.pk)
-    TaskResult.objects.create(task_id=task_id, task_name="annotation.tasks.after_submission", status=status)
-    TaskResult.objects.filter(task_id=task_id).update(
-        date_done=timezone.now() - timedelta(minutes=minutes_ago)
+    return make_assignment(
+        batch=batch,
+        worker=make_worker(name),
+        status=status,
+        submitted_at=at,
+        followed_up_at=at + timedelta(seconds=1) if followed_up else None,
     )
 
 
-def test_sweep__requeues_missing_and_stale_started_only(
+def test_sweep__requeues_the_submissions_no_job_marked(
     queued: list[int],
     batch: Batch,
     settings,  # noqa: ANN001
 ) -> None:
     settings.CROWDQA_FOLLOWUP_TIME_LIMIT = 600
     missing = _submitted(batch, "missing", 30)
-    stale = _submitted(batch, "stale", 30)
-    _result(stale, "STARTED", 20)
-    running = _submitted(batch, "running", 30)
-    _result(running, "STARTED", 2)
-    done = _submitted(batch, "done", 30)
-    _result(done, "SUCCESS", 25)
-    failed = _submitted(batch, "failed", 30)
-    _result(failed, "FAILURE", 25)
+    also_missing = _submitted(batch, "also-missing", 15)
+    _submitted(batch, "done", 30, followed_up=True)
     _submitted(batch, "fresh", 1)  # its message may still be waiting in the queue
-    _submitted(batch, "ancient", 60 * 24 * 3)  # older than the result backend keeps results
+    _submitted(batch, "ancient", 60 * 24 * 3)  # outside the sweep's window
 
-    assert followups.requeue_lost_followups()["assignments"] == sorted([missing.pk, stale.pk])
-    assert sorted(queued) == sorted([missing.pk, stale.pk])
+    assert followups.requeue_lost_followups()["assignments"] == sorted([missing.pk, also_missing.pk])
+    assert sorted(queued) == sorted([missing.pk, also_missing.pk])
+
+
+def test_after_submission__marks_the_submission_and_a_rerun_changes_nothing(batch: Batch) -> None:
+    from annotation.models import HIT
+    from annotation.tasks import after_submission
+
+    assignment = _submitted(batch, "w", 5)
+    after_submission.run(assignment.pk)
+    assignment.refresh_from_db()
+    first = assignment.followed_up_at
+    assert first is not None
+    assert HIT.objects.get(pk=assignment.hit_id).status == HIT.Status.COMPLETED
+    after_submission.run(assignment.pk)  # a retried or re-queued job
+    assert HIT.objects.get(pk=assignment.hit_id).status == HIT.Status.COMPLETED
+    assert after_submission.run(10**9)["pairs"] == 0  # a deleted submission is nothing to do
+
+
+def test_after_submission__stores_no_result_row() -> None:
+    from annotation.tasks import after_submission
+
+    assert after_submission.ignore_result is True
+    assert after_submission.track_started is False

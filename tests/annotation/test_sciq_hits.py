@@ -229,6 +229,25 @@ def test_question_post__answer_not_in_passage_warns_but_does_not_block(client: C
     assert pair.answer == "quasar" and "answer_not_in_passage" in pair.qc_flags
 
 
+def test_question_qc_at_submit__equals_the_qc_the_job_would_run(client: Client, records: dict) -> None:
+    """The handler says the page ran the whole QC (``qc_at_submit``), so the job skips it: the flags and
+    normalized answers stored at submission must be exactly what the job's QC computes."""
+    from filters.services import qc_queryset
+
+    batch = _stage1(limit=3)
+    pairs = [_write_question(client, batch, make_worker(f"w{i}"), records) for i in range(2)]
+    assignment, url = _open(batch, make_worker("w-quasar"))
+    passage = _first_passage(assignment)
+    client.post(
+        url, {"passage": str(passage.pk), "question": records[passage.text].question, "answer": " quasar "}
+    )
+    pairs.append(QAPair.objects.get(assignment=assignment))
+    stored = [(p.qc_flags, p.normalized_answer) for p in QAPair.objects.filter(pk__in=[p.pk for p in pairs])]
+    rerun = qc_queryset(QAPair.objects.filter(pk__in=[p.pk for p in pairs]), save=False)
+    assert stored == [(list(r["flags"]), r["normalized_answer"]) for r in rerun]
+    assert ["answer_not_in_passage"] in [flags for flags, _ in stored]  # a flag the job would also set
+
+
 def test_question_post__valid_creates_pair_and_uses_up_the_passage(client: Client, records: dict) -> None:
     batch = _stage1()
     worker = make_worker("a")

@@ -1,9 +1,11 @@
-"""A follow-up of a submission (QC here) survives a worker killed with -9 while it holds the message, on
-the embedded file broker and on Redis: the periodic sweep re-queues it and a fresh worker runs it.
+"""A follow-up of a submission (the HIT's completion here) survives a worker killed with -9 while it holds
+the message, on the embedded file broker and on Redis: the periodic sweep re-queues it and a fresh
+worker runs it.
 
-The first worker takes the message and then blocks on its first database write (the test holds a lock
-on the result table), so the kill lands while the message is taken and nothing has run: the file
-broker has already deleted the message and Redis keeps it unacked for its one-hour visibility timeout.
+The first worker takes the message and then blocks on the database (the test holds a lock on the
+assignment table on PostgreSQL, the write lock on SQLite), so the kill lands while the message is taken
+and nothing has been written: the file broker has already deleted the message and Redis keeps it
+unacked for its one-hour visibility timeout.
 """
 
 from __future__ import annotations
@@ -20,9 +22,8 @@ import pytest
 from django.conf import settings
 from django.db import connection
 from django.utils import timezone
-from django_celery_results.models import TaskResult
 
-from annotation.models import Assignment, QAPair
+from annotation.models import HIT, Assignment, QAPair
 from annotation.services import followups
 from annotation.services.batches import BatchSpec, create_batch
 from config.broker import file_broker_options
@@ -41,8 +42,8 @@ PASSAGES = (
 
 
 @contextmanager
-def _results_locked() -> Iterator[None]:
-    """Hold a lock that blocks every write to the Celery result table until the block ends."""
+def _database_locked() -> Iterator[None]:
+    """Hold a lock that blocks the follow-up job's statements (its writes, on SQLite) until the block ends."""
     db = connection.settings_dict
     if connection.vendor == "sqlite":
         other = sqlite3.connect(db["NAME"], isolation_level=None, timeout=30)
@@ -57,7 +58,7 @@ def _results_locked() -> Iterator[None]:
 
     params = {"user": db.get("USER"), "host": db.get("HOST"), "port": db.get("PORT")}
     with psycopg.connect(dbname=db["NAME"], **{k: v for k, v in params.items() if v}) as other:
-        other.execute("LOCK TABLE django_celery_results_taskresult IN ACCESS EXCLUSIVE MODE")
+        other.execute("LOCK TABLE annotation_assignment IN ACCESS EXCLUSIVE MODE")
         yield
         other.rollback()
 
@@ -100,24 +101,25 @@ def test_killed_worker__the_sweep_requeues_the_lost_qc(
         options = file_broker_options(var_dir / "broker")
         conn_args = {"url": "filesystem://", "transport_options": options}
         taken = lambda: not any((var_dir / "broker" / "queue").iterdir())  # noqa: E731
-    task_id = followups.after_submission_id(assignment.pk)
 
     with celery_app.connection_for_write(**conn_args) as conn:
-        with _results_locked():
+        with _database_locked():
             doomed = celery_worker_process("default", "doomed", redis, var_dir=var_dir)
             followups.queue_after_submission(assignment.pk, connection=conn)
             assert _wait_for(taken), "the first worker never took the message"
             time.sleep(0.5)
             doomed.send_signal(signal.SIGKILL)
             doomed.wait(timeout=10)
-        assert not TaskResult.objects.filter(task_id=task_id, status="SUCCESS").exists()
+        assignment.refresh_from_db()
+        assert assignment.followed_up_at is None
+        assert HIT.objects.get(pk=assignment.hit_id).status == HIT.Status.OPEN
 
         later = timezone.now() + timedelta(seconds=settings.CROWDQA_FOLLOWUP_TIME_LIMIT + 1)
         requeued = followups.requeue_lost_followups(now=later, connection=conn)
         assert requeued == {"assignments": [assignment.pk], "pairs": []}
 
     celery_worker_process("default", "rescuer", redis, var_dir=var_dir)
-    assert _wait_for(lambda: TaskResult.objects.filter(task_id=task_id, status="SUCCESS").exists())
-    assert "answer_not_in_passage" in QAPair.objects.get(assignment=assignment).qc_flags
-    result = TaskResult.objects.get(task_id=task_id)
-    assert result.worker.startswith("rescuer@")
+    assert _wait_for(
+        lambda: Assignment.objects.filter(pk=assignment.pk, followed_up_at__isnull=False).exists()
+    )
+    assert HIT.objects.get(pk=assignment.hit_id).status == HIT.Status.COMPLETED

@@ -1,0 +1,260 @@
+"""CPU per submission of the after-submission job, in process and through a real Celery worker.
+
+The job (``annotation.tasks.after_submission``) follows every stored submission: it completes the HIT
+once every slot holds submitted work, runs the heuristic QC the page did not run, and grades a
+screening quiz. This script measures what it costs, on PostgreSQL, with real SciQ question HITs:
+
+1. Drops and re-creates the database ``crowdqa_jobs`` on ``DATABASE_URL``'s server and migrates it.
+2. Publishes a SciQ stage-1 batch over real SciQ passages (three per HIT), gives each HIT its own local
+   worker with consent, and submits every HIT's real question through the worker's page (Django's test
+   client), keeping the queued follow-ups aside.
+3. In process: runs the job's body for ``--submissions`` of them, one after the other, and prints the
+   CPU of this process and of its PostgreSQL backend per submission, with the SQL statements.
+4. Through Celery, as deployed: starts a throw-away Redis and ``celery -A config worker`` (prefork, the
+   default pool, ``--concurrency`` processes), queues the follow-ups of another ``--submissions``
+   submissions the way the submit view does, waits until every one has run (each HIT completed, the
+   queue empty), and prints the CPU of the whole worker (main process and pool) and of the PostgreSQL
+   server per submission, the wall time and the worker's resident memory.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5447/x .venv/bin/python benchmarks/after_submission_cost.py \\
+        --submissions 400
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from unittest import mock
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from load_vs_turkle import (  # noqa: E402
+    children,
+    database_url,
+    drop_databases,
+    free_port,
+    postmaster_pid,
+    process_cpu,
+    recreate_databases,
+    rss_mb,
+    sciq_items,
+    start,
+)
+
+DATABASE = "crowdqa_jobs"
+
+
+def submit_all(count: int, data: Path) -> list[int]:
+    """Publish a SciQ question batch of ``count`` HITs and submit each through its page; the ids."""
+    from django.test import Client
+    from django.utils import timezone
+
+    from annotation import hit_links
+    from annotation.models import Assignment
+    from annotation.platforms import Platform
+    from annotation.services.batches import BatchSpec, create_batch
+    from crowd.models import Consent, Worker, pseudonym_for
+    from tests.factories import make_textbook
+
+    items = sciq_items(data, count * 3)
+    by_text = {p: (q, a) for p, q, a in items}
+    corpus = make_textbook("jobs", (p for p, _, _ in items))
+    batch = create_batch(BatchSpec(kind="sciq_question", corpus=corpus.name, limit=count))
+    batch.publish()
+    workers = Worker.objects.bulk_create(
+        Worker(
+            platform=Platform.LOCAL, platform_id=f"jobs-{i}", pseudonym=pseudonym_for("local", f"jobs-{i}")
+        )
+        for i in range(count)
+    )
+    Consent.objects.bulk_create(Consent(worker=w, batch=batch) for w in workers)
+    hits = list(batch.hits.order_by("position").prefetch_related("passages"))
+    expires = timezone.now() + timezone.timedelta(minutes=batch.time_limit_minutes)
+    assignments = Assignment.objects.bulk_create(
+        Assignment(hit=h, worker=w, expires_at=expires) for h, w in zip(hits, workers, strict=True)
+    )
+    queued: list[int] = []
+    client = Client()
+    with mock.patch("annotation.services.followups.queue_after_submission", queued.append):
+        for hit, assignment in zip(hits, assignments, strict=True):
+            passage = min(hit.passages.all(), key=lambda p: p.pk)
+            question, answer = by_text[passage.text]
+            response = client.post(
+                hit_links.url_for(assignment),
+                {"passage": str(passage.pk), "question": question, "answer": answer},
+            )
+            assert response.status_code == 200 and b"Thank you" in response.content, response.status_code
+    assert len(queued) == count, (len(queued), count)
+    return queued
+
+
+def backend_cpu() -> float:
+    """CPU seconds of this process's PostgreSQL backend so far."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    return process_cpu(pid)
+
+
+def in_process(ids: list[int]) -> None:
+    """Run the job's body for each id; print CPU (here and in PostgreSQL) and statements per submission."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.tasks import after_submission
+
+    for pk in ids[:10]:  # the first runs import what the job uses
+        after_submission.run(pk)
+    ids = ids[10:]
+    cpu, statements = [], []
+    db0 = backend_cpu()
+    for pk in ids:
+        with CaptureQueriesContext(connection) as ctx:
+            c0 = time.process_time()
+            after_submission.run(pk)
+            cpu.append((time.process_time() - c0) * 1000)
+        statements.append(len(ctx.captured_queries))
+    database = (backend_cpu() - db0) * 1000 / len(ids)
+    print(
+        f"in process, {len(ids)} submissions one by one: job CPU median {statistics.median(cpu):.2f} ms, "
+        f"mean {statistics.mean(cpu):.2f} ms; PostgreSQL backend {database:.2f} ms per submission "
+        f"(includes the statement capture's few reads); {statistics.median(statements):.0f} statements"
+    )
+
+
+def through_celery(ids: list[int], concurrency: int, env: dict[str, str], work: Path) -> None:
+    """Queue the follow-ups of ``ids`` into a real worker and measure it until every one has run."""
+    from annotation.models import HIT, Assignment
+    from annotation.services.followups import queue_after_submission
+
+    with ExitStack() as stack:
+        redis_port = free_port()
+        start(
+            stack,
+            ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", ""],
+            work,
+            dict(os.environ),
+            work / "redis.log",
+        )
+        env = {**env, "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0"}
+        worker = start(
+            stack,
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default", "-P", "prefork"]
+            + ["-c", str(concurrency), "--without-mingle", "--without-gossip", "-l", "warning"],
+            ROOT,
+            env,
+            work / "celery.log",
+        )
+        from config.celery import app
+
+        broker = app.connection_for_write(env["REDIS_URL"])
+        hit_of = dict(Assignment.objects.filter(pk__in=ids).values_list("pk", "hit_id"))
+        hit_ids = [hit_of[pk] for pk in ids]
+
+        def queued() -> int:
+            return int(broker.default_channel.client.llen("default"))
+
+        def wait_done(pks: list[int], deadline: float) -> None:
+            while time.monotonic() < deadline:
+                open_hits = HIT.objects.filter(pk__in=pks, status=HIT.Status.OPEN).count()
+                if not open_hits and not queued():
+                    return
+                time.sleep(0.05)
+            log = (work / "celery.log").read_text(errors="replace")[-3000:]
+            sys.exit(f"the worker did not finish in time; the end of its log:\n{log}")
+
+        warm, measured = ids[:20], ids[20:]
+        warm_hits = hit_ids[:20]
+        ready = time.monotonic() + 120
+        while not broker.default_channel.client.exists("_kombu.binding.default"):  # the worker's queue
+            if time.monotonic() > ready or worker.poll() is not None:
+                sys.exit("the worker did not start: " + (work / "celery.log").read_text(errors="replace"))
+            time.sleep(0.2)
+        for pk in warm:
+            queue_after_submission(pk, connection=broker)
+        wait_done(warm_hits, time.monotonic() + 120)
+        time.sleep(1)
+        postmaster = postmaster_pid(env["DATABASE_URL"])
+
+        def snapshot() -> tuple[float, float, float]:
+            pool = children(worker.pid)
+            return (
+                process_cpu(worker.pid) + sum(process_cpu(p) for p in pool),
+                process_cpu(postmaster, waited_children=True)
+                + sum(process_cpu(p) for p in children(postmaster)),
+                time.monotonic(),
+            )
+
+        before = snapshot()
+        for pk in measured:
+            queue_after_submission(pk, connection=broker)
+        wait_done(hit_ids[20:], time.monotonic() + 1800)
+        after = snapshot()
+        n = len(measured)
+        rss = [rss_mb(worker.pid)] + [rss_mb(p) for p in children(worker.pid)]
+        print(
+            f"through Celery ({concurrency} prefork processes, Redis broker), {n} jobs queued at once: "
+            f"worker CPU {(after[0] - before[0]) * 1000 / n:.2f} ms, PostgreSQL (whole server) "
+            f"{(after[1] - before[1]) * 1000 / n:.2f} ms per submission; {n / (after[2] - before[2]):.0f} "
+            f"jobs/s wall; worker RSS " + ", ".join(f"{v:.0f}" for v in rss) + " MB (main, pool)"
+        )
+        broker.release()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--submissions", type=int, default=400, help="per measurement")
+    parser.add_argument("--concurrency", type=int, default=2, help="Celery pool processes")
+    parser.add_argument("--data", type=Path, default=None, help="SciQ folder (default: shared data)")
+    args = parser.parse_args()
+    base = os.environ.get("DATABASE_URL", "")
+    if not base.startswith("postgres") or urlsplit(base).hostname not in ("127.0.0.1", "localhost"):
+        sys.exit("set DATABASE_URL to a PostgreSQL server on this machine (its database name is not used)")
+    url = database_url(base, DATABASE)
+    with tempfile.TemporaryDirectory(prefix="crowdqa-jobs-") as tmp, ExitStack() as stack:
+        work = Path(tmp)
+        env = {
+            **os.environ,
+            "DATABASE_URL": url,
+            "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY") or secrets.token_urlsafe(50),
+            "DJANGO_DEBUG": "0",
+            "CROWDQA_VAR_DIR": str(work / "var"),
+            "CROWDQA_DEMO": "0",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+        }
+        recreate_databases(base, [DATABASE])
+        stack.callback(drop_databases, base, [DATABASE])
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+        os.environ.update(env)
+        import django
+
+        django.setup()
+        from django.test.utils import setup_test_environment
+
+        from config.shared_data import shared_data_dir
+
+        setup_test_environment()  # the test client's host and a locmem mailbox
+        ids = submit_all(args.submissions * 2 + 30, args.data or shared_data_dir() / "sciq")
+        in_process(ids[: args.submissions + 10])
+        through_celery(ids[args.submissions + 10 :], args.concurrency, env, work)
+        from django.db import connections
+
+        connections.close_all()
+
+
+if __name__ == "__main__":
+    main()
