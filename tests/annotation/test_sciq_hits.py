@@ -232,6 +232,7 @@ def test_question_post__answer_not_in_passage_warns_but_does_not_block(client: C
 def test_question_qc_at_submit__equals_the_qc_the_job_would_run(client: Client, records: dict) -> None:
     """The handler says the page ran the whole QC (``qc_at_submit``), so the job skips it: the flags and
     normalized answers stored at submission must be exactly what the job's QC computes."""
+    from filters.qc_common import severities_of
     from filters.services import qc_queryset
 
     batch = _stage1(limit=3)
@@ -242,10 +243,11 @@ def test_question_qc_at_submit__equals_the_qc_the_job_would_run(client: Client, 
         url, {"passage": str(passage.pk), "question": records[passage.text].question, "answer": " quasar "}
     )
     pairs.append(QAPair.objects.get(assignment=assignment))
-    stored = [(p.qc_flags, p.normalized_answer) for p in QAPair.objects.filter(pk__in=[p.pk for p in pairs])]
-    rerun = qc_queryset(QAPair.objects.filter(pk__in=[p.pk for p in pairs]), save=False)
-    assert stored == [(list(r["flags"]), r["normalized_answer"]) for r in rerun]
-    assert ["answer_not_in_passage"] in [flags for flags, _ in stored]  # a flag the job would also set
+    chosen = QAPair.objects.filter(pk__in=[p.pk for p in pairs])
+    stored = [(p.qc_flags, p.qc_severity, p.normalized_answer) for p in chosen]
+    rerun = qc_queryset(chosen, save=False)
+    assert stored == [(list(r["flags"]), severities_of(r["issues"]), r["normalized_answer"]) for r in rerun]
+    assert ["answer_not_in_passage"] in [flags for flags, _, _ in stored]  # a flag the job would also set
 
 
 def test_question_post__valid_creates_pair_and_uses_up_the_passage(client: Client, records: dict) -> None:
