@@ -47,18 +47,19 @@ def _page_context(
 ) -> dict[str, Any]:
     """Everything ``hit_base.html`` and the handler's template render."""
     fields = check.fields if check else (assignment.draft if assignment else {})
+    token = hit_links.token_for(assignment) if assignment else hit_links.preview_token_for(hit)
     return {
         "hit": hit,
         "batch": hit.batch,
         "assignment": assignment,
         "preview": assignment is None,
         "platform_traits": traits_for(hit.batch.provider),
-        "token": hit_links.token_for(assignment) if assignment else hit_links.preview_token_for(hit),
+        "token": token,
         "fields": fields,
         "errors": check.errors if check else {},
         "warnings": check.warnings if check else {},
         "tutorial": handler.tutorial(),
-        **handler.context(hit, assignment),
+        **handler.context(hit, assignment, token),
     }
 
 

@@ -168,10 +168,12 @@ class HitHandler(abc.ABC):
         return self.check(hit, assignment, fields)
 
     @abc.abstractmethod
-    def context(self, hit: HIT, assignment: Optional[Assignment]) -> dict[str, Any]:
+    def context(self, hit: HIT, assignment: Optional[Assignment], token: str) -> dict[str, Any]:
         """What the template needs to show the task (document, passages, the pair to validate...).
 
         ``assignment`` is None in preview mode (MTurk's ASSIGNMENT_ID_NOT_AVAILABLE, researchers).
+        ``token`` is the page's signed link token (the assignment's, or the HIT's preview token), for the
+        URLs the page asks back through it (a syllabus page's PDF image); the worker app makes it.
         """
 
     @abc.abstractmethod

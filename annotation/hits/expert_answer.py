@@ -106,7 +106,7 @@ class ExpertAnswerHandler(HitHandler):
         """``question_type`` and ``answer``."""
         return name in FIELDS
 
-    def context(self, hit: HIT, assignment: Optional[Assignment]) -> dict[str, Any]:
+    def context(self, hit: HIT, assignment: Optional[Assignment], token: str) -> dict[str, Any]:
         """The syllabus viewer's pages (the Syllabus HIT's own), the question and the seven types.
 
         Raises:
@@ -114,7 +114,7 @@ class ExpertAnswerHandler(HitHandler):
         """
         if hit.qa_pair is None or hit.document is None:
             raise ValueError(f"HIT({hit.pk}) of an expert batch needs a QA pair and a document")
-        viewer = SyllabusQAHandler().context(hit, assignment)
+        viewer = SyllabusQAHandler().context(hit, assignment, token)
         return {
             "document": viewer["document"],
             "pages": viewer["pages"],

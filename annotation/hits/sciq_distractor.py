@@ -83,7 +83,7 @@ class SciQDistractorHandler(HitHandler):
         """``flag``, ``suggested`` and ``own-0`` .. ``own-2``."""
         return name in self.field_names
 
-    def context(self, hit: HIT, assignment: Optional[Assignment]) -> dict[str, Any]:
+    def context(self, hit: HIT, assignment: Optional[Assignment], token: str) -> dict[str, Any]:
         """The pair, its passage, the six suggestions and the flag choices."""
         pair = hit.qa_pair
         suggestions = suggestions_of(pair) if pair is not None else []

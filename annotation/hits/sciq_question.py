@@ -91,7 +91,7 @@ class SciQQuestionHandler(HitHandler):
         """The contract's three fields and the optional reason for rejecting all passages."""
         return name in self.field_names
 
-    def context(self, hit: HIT, assignment: Optional[Assignment]) -> dict[str, Any]:
+    def context(self, hit: HIT, assignment: Optional[Assignment], token: str) -> dict[str, Any]:
         """The HIT's three passages (id, form value, text, word count) and the length limits."""
         passages = [
             {"id": p.pk, "value": str(p.pk), "number": i, "text": p.text, "words": len(p.text.split())}

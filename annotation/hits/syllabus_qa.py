@@ -34,7 +34,6 @@ from filters.qc_syllabusqa import (
     find_duplicate_questions,
 )
 from filters.spans import NormalizedDocument, locate_span, normalize_document, normalize_text
-from worker import hit_links
 
 logger = logging.getLogger(__name__)
 
@@ -260,12 +259,11 @@ class SyllabusQAHandler(HitHandler):
         match = _FIELD.match(name)
         return bool(match) and int(match.group("i")) < N_CARDS
 
-    def context(self, hit: HIT, assignment: Optional[Assignment]) -> dict[str, Any]:
+    def context(self, hit: HIT, assignment: Optional[Assignment], token: str) -> dict[str, Any]:
         """The syllabus pages (text, offsets, image links) and the 14 cards' field names and rules."""
         document = hit.document
         if document is None:
             raise ValueError(f"HIT({hit.pk}) of a syllabus batch has no document")
-        token = hit_links.token_for(assignment) if assignment else hit_links.preview_token_for(hit)
         pages = []
         for number in range(1, document.num_pages + 1):
             start, end = document.page_bounds(number)
@@ -462,9 +460,9 @@ class ScreeningHandler(SyllabusQAHandler):
             return int(quiz.group("k")) < MAX_QUIZ_QUESTIONS
         return super().accepts_field(name)
 
-    def context(self, hit: HIT, assignment: Optional[Assignment]) -> dict[str, Any]:
+    def context(self, hit: HIT, assignment: Optional[Assignment], token: str) -> dict[str, Any]:
         """The syllabus HIT's context with the HIT's quiz questions."""
-        context = super().context(hit, assignment)
+        context = super().context(hit, assignment, token)
         context["quiz"] = [
             {"k": k, "number": k + 1, "question": q.question, "name": quiz_answer_field(k)}
             for k, q in enumerate(quiz_questions_for(hit))

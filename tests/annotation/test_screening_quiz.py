@@ -65,7 +65,7 @@ def test_get__screening_page_shows_quiz_above_the_cards(client: Any, screening: 
     assert body.index('name="quiz-0-answer"') < body.index('name="qa-0-question"')
     syllabus_hit = create_batch(BatchSpec(kind=Batch.Kind.SYLLABUS_QA, corpus=CORPUS, limit=1)).hits.get()
     handler = handler_for(Batch.Kind.SYLLABUS_QA)
-    assert handler.context(syllabus_hit, None)["quiz"] == []
+    assert handler.context(syllabus_hit, None, "preview-token")["quiz"] == []
     # a syllabus QA submission keeps the HIT form contract (docs/reference/hit-forms.md) exactly: quiz
     # fields are not even read
     body = QueryDict(mutable=True)
