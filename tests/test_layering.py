@@ -1,6 +1,11 @@
 """The import graph keeps the layers: the data model at the bottom, crowd and the engines above it, the
-HIT pages and orchestration on top. Imports are read with ``ast`` from every module of the apps (not
-executed), including imports inside functions.
+web faces (the worker's HIT pages, the researcher's console) on top. Imports are read with ``ast`` from
+every module of the apps (not executed), including imports inside functions.
+
+**The app order** (``LEVELS``, bottom first): an app may import its own modules, ``config`` and the apps
+on the levels below its own, never an app on its level or above; so no two apps import each other.
+``REMAINING`` lists, with the reason, the imports that still run against the order (issue 25's remaining
+work); the test fails on any other, and on an entry that no longer occurs, so the list only shrinks.
 
 A module is in the **top layer** when its path has one of ``TOP_PARTS`` or a part ending in ``_views`` or
 ``_urls`` (pages, URL tables, Celery tasks, services that orchestrate, HIT kind handlers, commands,
@@ -21,10 +26,45 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+from django.apps import apps
 from django.conf import settings
 
 REPO = Path(settings.BASE_DIR)
 APPS = ("annotation", "crowd", "filters", "distractors", "exports", "evaluation", "worker", "console")
+#: The apps from the bottom up; an app imports only the apps on lower levels (the two faces are peers).
+LEVELS: tuple[tuple[str, ...], ...] = (
+    ("annotation",),  # the data model, the HIT kinds and their screening quiz, importers
+    ("filters",),  # the sentence filter, QC rules and the QC of stored pairs
+    ("distractors",),  # distractor candidates, features, the ranker
+    ("crowd",),  # workers, platforms (providers), publishing, sync, review and payments
+    ("exports",),  # splits, formatters, the dataset card, releases
+    ("evaluation",),  # baselines, metrics, benchmark runs, expert batches and agreement
+    ("worker", "console"),  # the web faces: the crowd worker's pages, the researcher's pages
+)
+LEVEL = {app: n for n, apps in enumerate(LEVELS) for app in apps}
+_HIT_QC = "a HIT kind checks a submission with the QC rules it shares with stored-pair QC (filters)"
+_AFTER = (
+    "the after-submission pipeline (QC, stage-2 validation HITs and their publishing) lives in annotation"
+)
+#: importer -> imported module, with why, for the imports that still run against ``LEVELS``.
+REMAINING: dict[tuple[str, str], str] = {
+    ("annotation.hits.expert_answer", "filters.qc_common"): _HIT_QC,
+    ("annotation.hits.sciq_distractor", "filters.qc_common"): _HIT_QC,
+    ("annotation.hits.sciq_distractor", "filters.qc_sciq"): _HIT_QC,
+    ("annotation.hits.sciq_question", "filters.qc_common"): _HIT_QC,
+    ("annotation.hits.sciq_question", "filters.qc_sciq"): _HIT_QC,
+    ("annotation.hits.syllabus_qa", "filters.qc_common"): _HIT_QC,
+    ("annotation.hits.syllabus_qa", "filters.qc_syllabusqa"): _HIT_QC,
+    ("annotation.hits.syllabus_qa", "filters.spans"): "span location is shared with the importers",
+    ("annotation.services.importing", "filters.spans"): "span location is shared with the HIT kinds",
+    ("annotation.tutorial", "filters.qc_common"): "the tutorial quotes the QC rules' thresholds",
+    ("annotation.services.demo", "filters.services"): "load_demo filters the demo corpus",
+    ("annotation.tasks", "filters.services"): _AFTER,
+    ("annotation.tasks", "crowd.services.lifecycle"): _AFTER,
+    ("annotation.services.validation_hits", "crowd.providers.traits"): _AFTER,
+    ("annotation.services.validation_hits", "distractors.ranker"): _AFTER,
+    ("annotation.services.validation_hits", "distractors.tasks"): _AFTER,
+}
 #: the web faces: every module of theirs is top layer.
 FACES = frozenset({"worker", "console"})
 TOP_PARTS = frozenset(
@@ -41,6 +81,7 @@ TOP_PARTS = frozenset(
         "hits",
         "management",
         "admin",
+        "apps",
     }
 )
 #: config modules the apps build on; config.urls, config.wsgi and config.celery sit on top of everything.
@@ -113,6 +154,73 @@ def violations(graph: dict[str, set[str]]) -> list[str]:
                 found.append(f"R4 {importer} -> {target}")
     # ``from a import b`` is checked as ``a`` and as ``a.b``: report the module once.
     return [v for v in found if not any(v.startswith(f"{other}.") for other in found if other != v)]
+
+
+def order_violations(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The imports of ``graph`` from an app to an app on its own level or above, as (importer, imported)."""
+    found = []
+    for importer, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            source, imported = _app(importer), _app(target)
+            if (
+                source in LEVEL
+                and imported in LEVEL
+                and source != imported
+                and LEVEL[imported] >= LEVEL[source]
+            ):
+                found.append((importer, target))
+    # ``from a import b`` is checked as ``a`` and as ``a.b``: report the module once.
+    return [
+        (importer, target)
+        for importer, target in found
+        if not any(i == importer and target.startswith(f"{t}.") for i, t in found)
+    ]
+
+
+def two_way_pairs(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The pairs of apps that import each other (imports inside functions included)."""
+    edges = {(_app(a), _app(b)) for a, targets in graph.items() for b in targets if _app(a) != _app(b)}
+    return sorted((a, b) for a, b in edges if a < b and (b, a) in edges and {a, b} <= LEVEL.keys())
+
+
+def test_every_app_has_a_level() -> None:
+    """A new app must be placed in the order before its imports are checked."""
+    local = {config.label for config in apps.get_app_configs() if Path(config.path).parent == REPO}
+    assert local == set(LEVEL) == set(APPS)
+
+
+def test_import_graph__follows_the_app_order() -> None:
+    found = order_violations(import_graph())
+    assert [f"{a} -> {b}" for a, b in found if (a, b) not in REMAINING] == []
+    assert [f"{a} -> {b}" for a, b in REMAINING if (a, b) not in found] == [], "no longer imported: drop it"
+
+
+def _remaining(importer: str, target: str) -> bool:
+    return any(importer == a and (target == b or target.startswith(f"{b}.")) for a, b in REMAINING)
+
+
+def test_two_way_pairs__only_from_the_remaining_imports() -> None:
+    """Without the ``REMAINING`` imports no two apps import each other."""
+    graph = {m: {t for t in targets if not _remaining(m, t)} for m, targets in import_graph().items()}
+    assert two_way_pairs(graph) == []
+    assert len(two_way_pairs(import_graph())) <= 3
+
+
+def test_app_order__catches_an_import_against_it() -> None:
+    """The checker is live: upward, sideways (face to face) and in-function imports are reported."""
+    source = "def f():\n    from console.views import HomeView\n"
+    graph = {
+        "filters.services": set(imports_of(source, "filters")),
+        "worker.hit_views": {"console.review_views", "annotation.models"},
+        "annotation.models": {"annotation.drafts"},
+        "exports.release": {"annotation.hashing", "evaluation.models"},
+    }
+    assert order_violations(graph) == [
+        ("exports.release", "evaluation.models"),
+        ("filters.services", "console.views"),
+        ("worker.hit_views", "console.review_views"),
+    ]
+    assert two_way_pairs({**graph, "console.views": {"worker.hit_links"}}) == [("console", "worker")]
 
 
 def test_import_graph__keeps_the_layers() -> None:

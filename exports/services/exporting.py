@@ -21,7 +21,7 @@ published after it was built, or again after a failed upload (publishing skips i
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
@@ -46,6 +46,30 @@ logger = logging.getLogger(__name__)
 
 JOB_KIND = "export_release"
 STEPS = 4
+
+AgreementSource = Callable[[str], tuple[dict[str, float], Optional[str]]]
+"""Dataset name -> (metric -> agreement figure, a note on where they come from), or ``({}, None)``."""
+_agreement_sources: list[AgreementSource] = []
+
+
+def register_agreement_source(source: AgreementSource) -> None:
+    """Let an app above exports supply the agreement figures a release's card quotes.
+
+    Why: the figures come from expert benchmark runs, which the evaluation app owns and which itself
+    reads releases; it registers its reader here from its ``AppConfig.ready`` so that exports never
+    imports evaluation. Registering the same source twice keeps one.
+    """
+    if source not in _agreement_sources:
+        _agreement_sources.append(source)
+
+
+def card_agreement(name: str) -> tuple[dict[str, float], Optional[str]]:
+    """The first registered source's agreement figures for dataset ``name``, or ``({}, None)``."""
+    for source in _agreement_sources:
+        figures, note = source(name)
+        if figures:
+            return figures, note
+    return {}, None
 """Progress steps of an export job: select pairs, build records, write the release, register it; a
 request to publish has a fifth, the upload."""
 
@@ -324,7 +348,6 @@ def _publish(job: Job, request: ExportRequest, path: Path, release: Release) -> 
 
 def _build(job: Job, request: ExportRequest) -> tuple[Path, list[SplitProblem]]:
     """Write the release of a request (steps 1-3); returns its directory and the allowed problems."""
-    from evaluation.services.human import agreement_for
     from exports.dataset import (
         card_inputs_for,
         original_assignment,
@@ -336,7 +359,7 @@ def _build(job: Job, request: ExportRequest) -> tuple[Path, list[SplitProblem]]:
     pairs, records, corpus, batches = _records(request)
     job.report(1)
     card_inputs = card_inputs_for(pairs, corpus)
-    agreement, note = agreement_for(request.name)
+    agreement, note = card_agreement(request.name)
     if agreement:
         card_inputs = replace(card_inputs, agreement=agreement, agreement_note=note)
     suggestions = suggestions_of_selection(pairs)

@@ -9,6 +9,7 @@ import pytest
 from evaluation.models import BenchmarkRun
 from evaluation.services.human import agreement_for
 from exports.models import Release
+from exports.services.exporting import card_agreement
 
 pytestmark = pytest.mark.django_db
 
@@ -42,6 +43,9 @@ def test_agreement_for__latest_done_human_run_of_the_name_with_its_source() -> N
     )
     figures, note = agreement_for("syllabusqa")
     assert figures == {"rouge_l_f1": 0.41, "fact_qa_p": 0.83}
+    # The export reads them through the source the evaluation app registers when it is ready.
+    assert card_agreement("syllabusqa") == (figures, note)
+    assert card_agreement("other")[0] == {"x": 1.0}
     assert note == (
         "Agreement of expert answers with the crowd's on 50 test items of release syllabusqa 1.0 "
         f"(benchmark run {run.pk})."
