@@ -13,6 +13,7 @@ urlpatterns = [
     path("documents/<int:pk>/pdf/", views.document_pdf, name="document-pdf"),
     path("batches/new/", launch_views.new_batch, name="batch-new"),
     path("batches/<int:pk>/", views.BatchDetailView.as_view(), name="batch"),
+    path("batches/<int:pk>/progress.json", views.batch_progress, name="batch-progress"),
     path("batches/<int:pk>/invites/", review_views.batch_invites, name="batch-invites"),
     path("batches/<int:pk>/status/", review_views.batch_status, name="batch-status"),
     path("assignments/<int:pk>/", review_views.AssignmentDetailView.as_view(), name="assignment"),

@@ -13,10 +13,12 @@ from typing import Any
 from django.db.models import Count
 from django.http import FileResponse, Http404, HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
 from django.views.generic import DetailView, TemplateView
 
 from annotation.models import HIT, Assignment, Batch, Corpus, Document, Job, Passage, QAPair
 from annotation.permissions import ResearcherRequiredMixin, can_view
+from console.progress import live_progress
 from crowd.providers.traits import traits_for
 from crowd.services.dashboard import batch_stats
 
@@ -145,7 +147,34 @@ class BatchDetailView(ResearcherRequiredMixin, DetailView):
         context["first_hit"] = batch.hits.order_by("position").first()
         context["stats"] = batch_stats(batch)
         context["children"] = batch.children.all()
+        context["progress"] = live_progress(batch)
+        context["live"] = batch.status in LIVE_STATUSES
         return context
+
+
+LIVE_STATUSES = (Batch.Status.PUBLISHED, Batch.Status.PAUSED)
+"""Batches whose page keeps polling its progress (work may still arrive)."""
+
+
+def batch_progress(request: HttpRequest, pk: int) -> JsonResponse:
+    """The batch's live progress as JSON (with the card's HTML), polled by its page every few seconds.
+
+    Security behavior: the researcher ``view`` permission (or the public demo dashboard) is needed; any
+    other caller gets a JSON 403 naming the sign-in page (a polling script follows no redirect). It
+    only reads, so it needs no CSRF token; worker rows carry pseudonyms, never platform ids.
+    """
+    if not can_view(request):
+        return JsonResponse(
+            {"error": "Sign in as a researcher to follow this batch.", "login": "/accounts/login/"},
+            status=403,
+        )
+    batch = get_object_or_404(Batch, pk=pk)
+    progress = live_progress(batch)
+    progress["live"] = batch.status in LIVE_STATUSES
+    progress["html"] = render_to_string(
+        "annotation/_progress.html", {"progress": progress, "batch": batch}, request=request
+    )
+    return JsonResponse(progress)
 
 
 class JobDetailView(ResearcherRequiredMixin, DetailView):
