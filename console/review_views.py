@@ -138,7 +138,9 @@ def outcome(assignment: Assignment) -> str:
     else:
         told = f"{batch.get_provider_display()} accepted it"
     reward = Payment.objects.filter(assignment=assignment, kind=Payment.Kind.REWARD).first()
-    if reward is not None:
+    if batch.reward_cents == 0 and (reward is None or reward.amount_cents == 0):
+        told += "; this batch pays no reward"
+    elif reward is not None:
         amount = format_money(reward.amount_cents, reward.currency)
         told += f"; reward {amount}: {reward.get_status_display().lower()}"
     return told

@@ -32,6 +32,6 @@ invite=$($PY manage.py invite_workers --batch "$batch" --count 1 --label "demo w
 worker=$!
 trap 'kill "$worker" 2>/dev/null || true; wait "$worker" 2>/dev/null || true' EXIT INT TERM
 echo "crowdqa is running on ${HOST}:${PORT}: sign in at http://localhost:${PORT}/accounts/login/ as admin"
-echo "  (password in var/admin-password.txt; worker log: var/log/worker.log)"
+echo "  (password in var/admin-password.txt; logs: var/log/access.log and var/log/worker.log)"
 echo "Work on the demo HITs as a local crowd worker: ${invite}"
-.venv/bin/gunicorn config.wsgi --bind "${HOST}:${PORT}" --workers 2 --access-logfile - --log-level warning
+.venv/bin/gunicorn config.wsgi --bind "${HOST}:${PORT}" --workers 2 --access-logfile var/log/access.log --log-level warning

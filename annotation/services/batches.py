@@ -142,7 +142,7 @@ def create_batch(spec: BatchSpec, created_by: Any = None) -> Batch:
             raise BatchSpecError(f"no parent Batch({spec.parent})")
     with transaction.atomic():
         batch = Batch.objects.create(
-            name=spec.name or f"{spec.kind} on {corpus.name}",
+            name=spec.name or default_batch_name(spec.kind, corpus),
             kind=spec.kind,
             provider=spec.provider,
             corpus=corpus,
@@ -173,16 +173,52 @@ def create_batch(spec: BatchSpec, created_by: Any = None) -> Batch:
     return batch
 
 
+def default_batch_name(kind: str, corpus: Corpus) -> str:
+    """A readable name for a batch the researcher did not name: "Syllabus QA writing: demo-syllabi"."""
+    return f"{Batch.Kind(kind).label}: {corpus.name}"
+
+
 def _nothing_available(handler: HitHandler, spec: BatchSpec, corpus: Corpus) -> str:
     if handler.built_from == BuiltFrom.PASSAGES:
-        return (
-            f"corpus {corpus.name!r} has no accepted, unused passage that is not already in an open HIT "
-            "(run filter_passages first)"
-        )
+        return _no_free_passages(corpus)
     if handler.built_from == BuiltFrom.QUESTIONS:
         return f"corpus {corpus.name!r} has no accepted question waiting for validation"
     names = f" named {', '.join(spec.documents)}" if spec.documents else ""
     return f"corpus {corpus.name!r} has no documents{names}"
+
+
+def _no_free_passages(corpus: Corpus) -> str:
+    """Why a SciQ stage-1 batch found no three free passages, and the fix that applies."""
+    accepted = Passage.objects.filter(corpus=corpus).accepted()
+    if not Passage.objects.filter(corpus=corpus).exists():
+        return f"corpus {corpus.name!r} has no passages: import a textbook into it first"
+    if not accepted.exists():
+        return (
+            f"corpus {corpus.name!r} has no passage accepted by the sentence filter "
+            "(run filter_passages first)"
+        )
+    free = passages_free_for_hits(corpus).count()
+    held = (
+        Batch.objects.filter(
+            hits__status=HIT.Status.OPEN,
+            hits__passages__corpus=corpus,
+            status__in=[Batch.Status.DRAFT, Batch.Status.PUBLISHED, Batch.Status.PAUSED],
+        )
+        .distinct()
+        .order_by("pk")
+    )
+    names = ", ".join(f"{b.name!r} (#{b.pk})" for b in held[:3])
+    unused = accepted.unused().not_retired().count()
+    if held and free < PASSAGES_PER_HIT:
+        return (
+            f"corpus {corpus.name!r} has {unused} accepted, unused passage{'s' if unused != 1 else ''}, but "
+            f"{unused - free} of them are shown by the open HITs of {names}; a HIT needs {PASSAGES_PER_HIT} "
+            "free ones. Close or cancel that batch to free its passages, or add passages to the corpus"
+        )
+    return (
+        f"corpus {corpus.name!r} has {free} free accepted passage{'s' if free != 1 else ''}; a HIT needs "
+        f"{PASSAGES_PER_HIT}: add passages to the corpus and run filter_passages"
+    )
 
 
 def _next_position(batch: Batch) -> int:

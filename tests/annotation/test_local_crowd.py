@@ -46,8 +46,11 @@ def test_create_batch__sciq_hits_have_three_disjoint_passages() -> None:
     assert len(groups) == 3 and all(len(g) == 3 for g in groups)
     assert len(set().union(*groups)) == 9
     # A second batch only gets what the first one does not show.
-    with pytest.raises(BatchSpecError, match="no accepted, unused passage"):
+    with pytest.raises(BatchSpecError, match="9 of them are shown by the open HITs of") as refused:
         create_batch(BatchSpec(kind="sciq_question", corpus="tb"))
+    # The hint names the batch holding the passages, not a filter run that would change nothing.
+    assert f"'SciQ question writing: tb' (#{batch.pk})" in str(refused.value)
+    assert "filter_passages" not in str(refused.value)
 
 
 def test_create_batch__passage_hits_beside_syllabus_hits() -> None:

@@ -87,3 +87,12 @@ def test_block_worker__blocks_claims(staff, submitted: Assignment) -> None:  # t
     staff.post(f"/workers/{worker.pk}/block/", {"action": "unblock"})
     worker.refresh_from_db()
     assert not worker.blocked
+
+
+def test_review__approve_on_an_unpaid_local_batch_says_so(staff, submitted: Assignment) -> None:  # type: ignore[no-untyped-def]
+    """A zero reward reads "pays no reward", never "0.00 USD: pending (not yet sent)"."""
+    type(submitted.hit.batch).objects.filter(pk=submitted.hit.batch_id).update(reward_cents=0)
+    response = staff.post(f"/assignments/{submitted.pk}/review/", {"action": "approve"}, follow=True)
+    body = response.content.decode()
+    assert "recorded for the local worker; this batch pays no reward" in body
+    assert "0.00 USD" not in body and "not yet sent" not in body

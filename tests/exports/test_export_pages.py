@@ -113,6 +113,7 @@ def test_refused_export__page_warns_and_export_anyway_confirms(
     assert refused.status == "failed"
     html = researcher.get(response["Location"]).content.decode()
     assert "Nothing was written" in html and "the val split is empty" in html and "Export anyway" in html
+    assert "Waiting for your choice" in html and 'class="badge bad"' not in html  # not a red "Failed"
     assert not Release.objects.exists()
 
     confirmed = researcher.post(reverse("exports:confirm", args=[refused.pk]))
