@@ -102,6 +102,42 @@ def _new_assignment(
     return assignment
 
 
+def _refuse_second_session(batch: Batch, worker: Worker, platform_ref: str) -> None:
+    """Refuse a platform session when the worker already had another one in ``batch`` (Prolific).
+
+    Prolific gives a participant one session per study, ever: a second ``SESSION_ID`` for the same
+    participant, whatever became of the first (working, submitted, returned), is not one Prolific
+    issued for this study, so it gets no assignment in their name.
+    """
+    if not platform_ref:
+        return
+    other = Assignment.objects.filter(hit__batch=batch, worker=worker).exclude(platform_ref=platform_ref)
+    if other.exists():
+        raise ClaimRefused(
+            "You already took part in this study in another session; a study can be taken once.",
+            status=409,
+        )
+
+
+def _lock_worker_and_recheck(batch: Batch, worker: Worker, platform_ref: str) -> None:
+    """Lock the worker's row and check their caps again, inside the claim's transaction.
+
+    Two arrivals of one worker at the same instant lock different HITs, so the HIT lock alone lets each
+    see none of the other's claims; the worker's row lock serialises them, and the second one sees the
+    first one's assignment here (caps, "one session per study", "one open assignment"). The HIT is
+    always locked first, then the worker, so claims never wait on each other in a cycle.
+    """
+    list(Worker.objects.select_for_update().filter(pk=worker.pk).values_list("pk", flat=True))
+    held = Assignment.objects.filter(hit__batch=batch, worker=worker, status=Assignment.Status.ACCEPTED)
+    if platform_ref and held.exists():
+        raise ClaimRefused(
+            "You already have this task open in another session. Please go back to that session.",
+            status=409,
+        )
+    _refuse_second_session(batch, worker, platform_ref)
+    admission.check_can_work(batch, worker)
+
+
 def claim_next(
     batch: Batch, worker: Worker, platform_ref: str = "", meta: Optional[dict] = None
 ) -> Assignment:
@@ -139,6 +175,7 @@ def claim_next(
             )
         admission.check_can_work(batch, worker, resuming=True)
         return existing
+    _refuse_second_session(batch, worker, platform_ref)
     admission.check_can_work(batch, worker)
     # First pass skips HITs another claim has locked; a second pass waits for such a HIT, since the other
     # claim may give up on it (capped, or it was full) and "no HIT left" must be true when said. A HIT
@@ -153,6 +190,7 @@ def claim_next(
                         break
                     _expire_overdue_on(hit)
                     if admission.hit_refusal(batch, worker, hit) is None:
+                        _lock_worker_and_recheck(batch, worker, platform_ref)
                         return _new_assignment(hit, worker, batch, platform_ref, meta)
             except IntegrityError:
                 # The same worker claimed this HIT in a parallel request (double click): resume it.
@@ -189,7 +227,8 @@ def claim_platform_assignment(
                 admission.check_can_work(batch, worker, resuming=True)
             return assignment
         if assignment is None:
-            admission.check_can_work(batch, worker)
+            list(Worker.objects.select_for_update().filter(pk=worker.pk).values_list("pk", flat=True))
+            admission.check_can_work(batch, worker)  # the worker's caps, counted under their row lock
             reason = admission.hit_refusal(batch, worker, locked_hit)
             if reason:
                 raise ClaimRefused(reason, status=409)
