@@ -55,8 +55,6 @@ ENV_READ = re.compile(
 )
 #: Read by the code but documented by Django, not by crowdqa.
 FOREIGN_VARIABLES = frozenset({"DJANGO_SETTINGS_MODULE"})
-#: Folders of the apps and of config whose modules are scanned for environment variables.
-CODE_ROOTS = ("annotation", "crowd", "filters", "distractors", "exports", "evaluation", "config")
 README_MAX_LINES = 150
 MAX_TABLE_CELL_CHARS = 1_000
 
@@ -318,8 +316,19 @@ def environment_variables(roots: Iterable[str]) -> dict[str, str]:
     return found
 
 
+def code_roots() -> list[str]:
+    """The folders of the apps in this repository, and ``config``: what reads the environment."""
+    roots = {
+        str(Path(c.path).resolve().relative_to(REPO))
+        for c in apps.get_app_configs()
+        if Path(c.path).resolve().is_relative_to(REPO)
+    }
+    return sorted(roots | {"config"})
+
+
 def test_configuration__documents_every_environment_variable() -> None:
-    variables = environment_variables(CODE_ROOTS)
+    assert {"annotation", "crowd", "exports", "config"} <= set(code_roots())
+    variables = environment_variables(code_roots())
     assert {"DATABASE_URL", "DJANGO_SECRET_KEY", "CROWDQA_DEMO", "PROLIFIC_API_TOKEN"} <= variables.keys()
     documented = documented_names(CONFIGURATION_PAGE)
     missing = {
