@@ -149,6 +149,38 @@ def test_readme__fits_on_a_screen_or_two() -> None:
     assert "scripts/test.sh" in README.read_text(encoding="utf-8")
 
 
+def missing_paths(page: Path) -> list[str]:
+    """The repository paths a page names in code spans (``worker/admission.py``) that do not exist.
+
+    A span counts as a path when its first part is a top-level entry of the repository and it has a
+    ``/`` or a file suffix; spans with placeholders (``{split}``, ``<name>``, ``*``) are left alone.
+    """
+    top = {p.name for p in REPO.iterdir() if not p.name.startswith(".")} - {"var", "site"}
+    missing = []
+    for span in re.findall(r"`([^`\s]+)`", page.read_text(encoding="utf-8")):
+        path = span.removesuffix("...")
+        if any(c in path for c in "{}<>*$") or path.split("/")[0] not in top:
+            continue
+        looks_like_a_path = "/" in path or re.search(r"\.(py|sh|md|toml|yml|txt|json)$", path)
+        if looks_like_a_path and not (REPO / path).exists():
+            missing.append(span)
+    return missing
+
+
+@pytest.mark.parametrize(
+    "path", [README, *sorted(DOCS.rglob("*.md"))], ids=lambda p: str(p.relative_to(REPO))
+)
+def test_pages__name_files_that_exist(path: Path) -> None:
+    """A file moved or renamed takes its mentions in the docs along."""
+    assert missing_paths(path) == []
+
+
+def test_missing_paths__are_reported(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("`worker/admission.py` `annotation/nowhere.py` `scripts/` `syllabi/{split}.json`\n")
+    assert missing_paths(page) == ["annotation/nowhere.py"]
+
+
 @pytest.mark.parametrize(
     "path", [README, *sorted(DOCS.rglob("*.md"))], ids=lambda p: str(p.relative_to(REPO))
 )
