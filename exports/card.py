@@ -42,6 +42,9 @@ class CardInputs:
         agreement: metric name -> value (e.g. ``{"fact_qa_precision": 0.83}``).
         agreement_note: where the agreement figures come from (expert run, release, items).
         excluded_note: free text on what was left out of the release and why.
+        aggregation: how repeated stage-2 validations were combined (``method``, ``validated``,
+            ``left_out``, ``labels``, ``alpha_per_batch``: batch id -> Krippendorff's alpha or None);
+            empty when no item was validated.
     """
 
     title: Optional[str] = None
@@ -56,6 +59,25 @@ class CardInputs:
     agreement: Mapping[str, float] = field(default_factory=dict)
     agreement_note: Optional[str] = None
     excluded_note: Optional[str] = None
+    aggregation: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _aggregation_section(info: Mapping[str, Any]) -> list[str]:
+    """The card's account of how repeated validations decided which questions are in the release."""
+    lines = [
+        "## Validation",
+        "",
+        f"{_fmt(info.get('validated'))} questions were validated in stage 2 ({_fmt(info.get('labels'))} "
+        f"judgements). Each question's verdict is the aggregate of its validators' judgements by "
+        f"`{info.get('method')}` (crowd-kit), not the last validator's; {_fmt(info.get('left_out'))} "
+        "questions whose aggregated verdict was `reject` are left out.",
+        "",
+        "| batch | Krippendorff's alpha |",
+        "|---|---:|",
+    ]
+    for batch, alpha in sorted(info.get("alpha_per_batch", {}).items(), key=lambda kv: str(kv[0])):
+        lines.append(f"| {batch} | {'undefined' if alpha is None else f'{alpha:.3f}'} |")
+    return lines + [""]
 
 
 def _fmt(value: Optional[float]) -> str:
@@ -282,6 +304,8 @@ def render_card(
         lines.append("")
     if inputs.excluded_note:
         lines += [inputs.excluded_note.strip(), ""]
+    if inputs.aggregation:
+        lines += _aggregation_section(inputs.aggregation)
     if suggestions:
         lines += _suggestion_section(suggestions)
     lines += list(extra_sections)

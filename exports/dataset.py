@@ -466,3 +466,57 @@ def card_inputs_for(pairs: QuerySet[QAPair], corpus: Optional[Corpus]) -> CardIn
         median_seconds=_median(seconds),
         qc_rejection_rates={"overall": flagged / total} if total and flagged else {},
     )
+
+
+NO_AGGREGATION = "none"
+"""The ``aggregation`` value that keeps every validated question (each validation counted alone)."""
+
+
+def aggregated_validations(pairs: QuerySet[QAPair], method: str) -> tuple[QuerySet[QAPair], dict[str, Any]]:
+    """Leave out the questions whose stage-2 validators, aggregated, reject them.
+
+    A SciQ question validated by k workers gets one verdict from all k judgements (``method``:
+    majority vote, Dawid-Skene or MACE through crowd-kit, see :mod:`crowd.aggregation`), so a careful
+    validator's flag is not outvoted by a spammer's "fine", nor is a question decided by whichever
+    validator came last. Validations of rejected work do not count.
+
+    Args:
+        pairs: the selection.
+        method: an aggregation method, or :data:`NO_AGGREGATION` to keep the selection as it is.
+
+    Returns:
+        The selection without the rejected questions, and the facts for the card and the manifest
+        (``method``, ``validated``, ``left_out``, ``labels``, ``alpha_per_batch``); empty facts when no
+        question of the selection was validated.
+    """
+    from annotation.models import Validation
+    from crowd.aggregation import REJECT, Judgement, aggregate, krippendorff_alpha, validation_label
+
+    if method == NO_AGGREGATION:
+        return pairs, {}
+    rows = (
+        Validation.objects.filter(
+            qa_pair__in=_plain(pairs).values("pk"),
+            assignment__status__in=(Assignment.Status.SUBMITTED, Assignment.Status.APPROVED),
+        )
+        .order_by("pk")
+        .values_list("qa_pair_id", "assignment__worker__pseudonym", "flags", "assignment__hit__batch_id")
+    )
+    judgements: list[Judgement] = []
+    per_batch: dict[int, list[Judgement]] = {}
+    for pair_id, worker, flags, batch_id in rows.iterator(10_000):
+        judgement = Judgement(str(pair_id), worker, validation_label(flags or []))
+        judgements.append(judgement)
+        per_batch.setdefault(batch_id, []).append(judgement)
+    if not judgements:
+        return pairs, {}
+    result = aggregate(judgements, method, with_alpha=False)
+    rejected = sorted(int(item) for item, verdict in result.items.items() if verdict.label == REJECT)
+    info = {
+        "method": method,
+        "validated": len(result.items),
+        "left_out": len(rejected),
+        "labels": result.labels,
+        "alpha_per_batch": {str(b): krippendorff_alpha(found) for b, found in sorted(per_batch.items())},
+    }
+    return (pairs.exclude(pk__in=rejected) if rejected else pairs), info

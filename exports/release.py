@@ -620,6 +620,7 @@ def _build_into(
         "source": source,
         "source_batches": list(source_batches),
         "license": inputs.license,
+        **({"aggregation": dict(inputs.aggregation)} if inputs.aggregation else {}),
         "split": assignment.to_dict(),
         "counts": {v: dict(c) for v, c in version_counts.items()},
         "excluded": excluded,

@@ -115,6 +115,8 @@ class ExportRequest:
         allow: problem codes (:data:`exports.checks.PROBLEM_CODES`) to export despite.
         sciq_sizes: (val, test) sizes in SciQ mode.
         publish: ``s3://bucket/prefix`` to publish the release to (under ``<name>-<version>/``), or empty.
+        aggregation: how a SciQ question's repeated stage-2 validations decide whether it is released
+            (``majority``, ``dawid_skene`` or ``mace``; ``none`` keeps every validated question).
     """
 
     name: str
@@ -131,6 +133,7 @@ class ExportRequest:
     allow: tuple[str, ...] = ()
     sciq_sizes: tuple[int, int] = field(default=(SCIQ_VAL_SIZE, SCIQ_TEST_SIZE))
     publish: str = ""
+    aggregation: str = "dawid_skene"  # crowd.aggregation.DEFAULT_METHOD
 
     @property
     def destination(self) -> Path:
@@ -218,6 +221,14 @@ def validate_request(request: ExportRequest, *, resuming: bool = False) -> None:
         parse_formats(request.formats)
     except UnknownFormatError as exc:
         raise ExportRequestError("formats", str(exc)) from exc
+    from crowd.aggregation import METHODS
+    from exports.dataset import NO_AGGREGATION
+
+    if request.aggregation not in (*METHODS, NO_AGGREGATION):
+        raise ExportRequestError(
+            "aggregation",
+            f"unknown aggregation {request.aggregation!r}; choose {', '.join((*METHODS, NO_AGGREGATION))}",
+        )
     unknown = sorted(set(request.allow) - set(PROBLEM_CODES))
     if unknown:
         raise ExportRequestError("allow", f"unknown problem code(s) {unknown}; choose from {PROBLEM_CODES}")
@@ -266,18 +277,21 @@ def _source(request: ExportRequest) -> tuple[Optional[Corpus], list[Batch]]:
     return None, batches
 
 
-def _records(request: ExportRequest) -> tuple[Any, Any, Optional[Corpus], list[Batch]]:
-    """(pairs, records, corpus, batches) of a request: the selection and its records, read in chunks."""
-    from exports.dataset import PairRecords, pairs_for
+def _records(request: ExportRequest) -> tuple[Any, Any, Optional[Corpus], list[Batch], dict[str, Any]]:
+    """(pairs, records, corpus, batches, aggregation facts) of a request: the selection (questions the
+    aggregated stage-2 verdict rejects left out) and its records, read in chunks."""
+    from exports.dataset import PairRecords, aggregated_validations, pairs_for
 
     corpus, batches = _source(request)
-    pairs = pairs_for(corpus=corpus, batches=batches)
+    pairs, aggregation = aggregated_validations(
+        pairs_for(corpus=corpus, batches=batches), request.aggregation
+    )
     if not pairs.exists():
         raise ExportRequestError(
             "source", "nothing to export: the selection has no QA pair that is not rejected"
         )
     records = PairRecords(pairs, source_order=request.use_original_splits)
-    return pairs, records, corpus or (batches[0].corpus if batches else None), batches
+    return pairs, records, corpus or (batches[0].corpus if batches else None), batches, aggregation
 
 
 def check_request(request: ExportRequest) -> list[SplitProblem]:
@@ -290,7 +304,7 @@ def check_request(request: ExportRequest) -> list[SplitProblem]:
     from exports.dataset import original_assignment
     from exports.release import split_records
 
-    pairs, records, _, _ = _records(request)
+    pairs, records, _, _, _ = _records(request)
     assignment = split_records(
         records,
         ratios=request.ratios,
@@ -356,9 +370,9 @@ def _build(job: Job, request: ExportRequest) -> tuple[Path, list[SplitProblem]]:
     )
     from exports.release import build_release
 
-    pairs, records, corpus, batches = _records(request)
+    pairs, records, corpus, batches, aggregation = _records(request)
     job.report(1)
-    card_inputs = card_inputs_for(pairs, corpus)
+    card_inputs = replace(card_inputs_for(pairs, corpus), aggregation=aggregation)
     agreement, note = card_agreement(request.name)
     if agreement:
         card_inputs = replace(card_inputs, agreement=agreement, agreement_note=note)

@@ -115,6 +115,13 @@ class Command(JsonCommand):
             "from boto3's usual chain; AWS_ENDPOINT_URL_S3 for MinIO or another S3-compatible store). "
             "Identical objects already there are skipped; differing ones are never overwritten.",
         )
+        parser.add_argument(
+            "--aggregation",
+            choices=("majority", "dawid_skene", "mace", "none"),
+            default="dawid_skene",
+            help="How a SciQ question's stage-2 validations decide whether it is released: their "
+            "aggregated verdict by this method (default dawid_skene); none keeps every validated question.",
+        )
         run = parser.add_mutually_exclusive_group()
         run.add_argument("--sync", action="store_true", help="Run in this process (the default).")
         run.add_argument(
@@ -147,6 +154,7 @@ class Command(JsonCommand):
             privacy_allow=tuple(allow),
             allow=tuple(code for code in PROBLEM_CODES if options["allow_" + code]),
             publish=options["publish"],
+            aggregation=options["aggregation"],
         )
         try:
             validate_request(request)
