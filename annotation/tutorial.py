@@ -2,7 +2,7 @@
 
 Why: SyllabusQA (section 2.3, appendix K) walks every annotator through a tutorial of 14 worked QA
 pairs, 2 per question type, on one example syllabus; SciQ (sections 3.1-3.2) gives instructions with
-good and bad examples for both stages. The text lives in ``annotation/tutorial_content/<kind>.json`` so
+good and bad examples for both stages. The text lives in ``annotation/tutorial_content/<name>.json`` so
 it can be edited without touching code; this module validates it (types, the span and step counts of
 docs/reference/codes.md, flag codes) and returns frozen dataclasses made of attributes and tuples, which
 Django templates can loop over directly. A malformed file raises ValueError naming the file and the
@@ -16,7 +16,7 @@ import importlib.resources
 import json
 import logging
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, Optional, Union
@@ -25,11 +25,6 @@ from annotation import question_types as qt
 from filters.qc_common import SEVERITY
 
 logger = logging.getLogger(__name__)
-
-SYLLABUS_QA = "syllabus_qa"
-SCIQ_QUESTION = "sciq_question"
-SCIQ_DISTRACTOR = "sciq_distractor"
-TUTORIAL_KINDS: tuple[str, ...] = (SYLLABUS_QA, SCIQ_QUESTION, SCIQ_DISTRACTOR)
 
 #: Stage-2 validation flags (docs/reference/hit-forms.md, field ``flag``), in display order.
 VALIDATION_FLAGS: tuple[str, ...] = ("ungrammatical", "false_answer", "unrelated", "too_specific")
@@ -227,7 +222,7 @@ class Tutorial:
     """Everything a HIT shows to teach its task, ready for a template.
 
     Attributes:
-        kind: ``syllabus_qa``, ``sciq_question`` or ``sciq_distractor`` (a ``launch_batch --kind``).
+        name: the content file's name (without ``.json``), which the file declares as its ``kind``.
         title: page heading.
         intro: one paragraph on what the task is.
         document: the demo document the examples are about.
@@ -237,12 +232,13 @@ class Tutorial:
         type_guides: SyllabusQA question types in :data:`question_types.SYLLABUS_TYPES` order (empty
             for SciQ).
         flags: stage-2 validation flags in :data:`VALIDATION_FLAGS` order (empty otherwise).
-        examples: the worked examples, in file order (the dataclass depends on ``kind``).
+        examples: the worked examples, in file order (the dataclass depends on the layout).
         checklist: what to check before submitting.
         source: the content file name, for error messages and logs.
+        examples_template: the template that shows this layout's worked examples.
     """
 
-    kind: str
+    name: str
     title: str
     intro: str
     document: DocumentRef
@@ -254,6 +250,7 @@ class Tutorial:
     examples: tuple[Example, ...]
     checklist: tuple[str, ...]
     source: str
+    examples_template: str
 
     def guide_for(self, question_type: str) -> TypeGuide:
         """The guide of one SyllabusQA question type.
@@ -491,13 +488,45 @@ def _syllabus_examples(root: _Reader) -> tuple[SyllabusExample, ...]:
     return examples
 
 
-def parse_tutorial(data: Any, source: str, kind: Optional[str] = None) -> Tutorial:
+def _examples_of(parse: Callable[[_Reader], Example]) -> Callable[[_Reader], tuple[Example, ...]]:
+    return lambda root: tuple(parse(r) for r in root.objects("examples"))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a tutorial file holds beyond the parts every tutorial has, and how its examples are shown.
+
+    Attributes:
+        examples: reads and checks the file's ``examples`` list.
+        type_guides: the file has one guide per question type (which the examples are grouped under).
+        flags: the file explains the validation flags.
+        examples_template: the template that shows the worked examples in the Instructions dialog.
+    """
+
+    examples: Callable[[_Reader], tuple[Example, ...]]
+    type_guides: bool
+    flags: bool
+    examples_template: str
+
+
+TYPED_PAIRS = Layout(_syllabus_examples, True, False, "hits/tutorial/typed_pairs.html")
+"""Two QA pairs of each SyllabusQA question type about one example syllabus, with a guide per type."""
+PASSAGE_QUESTIONS = Layout(
+    _examples_of(_sciq_question_example), False, False, "hits/tutorial/passage_questions.html"
+)
+"""Questions about a passage, each with counterexamples."""
+VALIDATIONS = Layout(_examples_of(_sciq_distractor_example), False, True, "hits/tutorial/validations.html")
+"""Validated questions: flags, suggestions kept or dropped, the worker's own distractors."""
+
+
+def parse_tutorial(data: Any, source: str, layout: Layout, name: Optional[str] = None) -> Tutorial:
     """Validate parsed tutorial JSON and build the :class:`Tutorial`.
 
     Args:
         data: the parsed JSON object.
         source: its file name, used in error messages.
-        kind: the kind the file must declare (None: accept the declared one).
+        layout: what the file must hold beyond the common parts.
+        name: the name the file must declare as its ``kind`` (None: accept the declared one).
 
     Returns:
         The tutorial.
@@ -508,10 +537,8 @@ def parse_tutorial(data: Any, source: str, kind: Optional[str] = None) -> Tutori
     root = _Reader(data, source, "")
     root.only(*_TOP_KEYS)
     declared = root.text("kind")
-    if declared not in TUTORIAL_KINDS:
-        root.fail(f"kind {declared!r} is not one of {TUTORIAL_KINDS}")
-    if kind is not None and declared != kind:
-        root.fail(f"kind is {declared!r}, expected {kind!r}")
+    if name is not None and declared != name:
+        root.fail(f"kind is {declared!r}, expected {name!r}")
     document = root.child("document")
     document.only("name", "corpus")
     consent = root.child("consent")
@@ -528,29 +555,21 @@ def parse_tutorial(data: Any, source: str, kind: Optional[str] = None) -> Tutori
     for r in root.objects("instructions"):
         r.only("title", "text")
         instructions.append(Instruction(r.text("title"), r.text("text")))
-    examples: tuple[Example, ...]
+    examples = layout.examples(root)
     type_guides: tuple[TypeGuide, ...] = ()
-    if declared == SYLLABUS_QA:
-        syllabus_examples = _syllabus_examples(root)
-        type_guides = _type_guides(root, syllabus_examples)
-        examples = syllabus_examples
-    else:
-        if root.objects("type_guides"):
-            root.fail(f"type_guides is only for {SYLLABUS_QA!r} tutorials")
-        if declared == SCIQ_QUESTION:
-            examples = tuple(_sciq_question_example(r) for r in root.objects("examples"))
-        else:
-            examples = tuple(_sciq_distractor_example(r) for r in root.objects("examples"))
+    if layout.type_guides:
+        type_guides = _type_guides(root, examples)  # type: ignore[arg-type]
+    elif root.objects("type_guides"):
+        root.fail("type_guides is only for tutorials of typed QA pairs")
     if not examples:
         root.fail("examples: at least one example is required")
-    if declared == SCIQ_DISTRACTOR:
+    flags: tuple[FlagGuide, ...] = ()
+    if layout.flags:
         flags = _flag_guides(root)
-    else:
-        if root.objects("flags"):
-            root.fail(f"flags is only for {SCIQ_DISTRACTOR!r} tutorials")
-        flags = ()
+    elif root.objects("flags"):
+        root.fail("flags is only for tutorials of validations")
     return Tutorial(
-        kind=declared,
+        name=declared,
         title=root.text("title"),
         intro=root.text("intro"),
         document=DocumentRef(document.text("name"), document.text("corpus")),
@@ -567,10 +586,11 @@ def parse_tutorial(data: Any, source: str, kind: Optional[str] = None) -> Tutori
         examples=examples,
         checklist=root.texts("checklist"),
         source=source,
+        examples_template=layout.examples_template,
     )
 
 
-def load_tutorial_file(path: Path, kind: Optional[str] = None) -> Tutorial:
+def load_tutorial_file(path: Path, layout: Layout, name: Optional[str] = None) -> Tutorial:
     """Load and validate one tutorial file (uncached; for custom tutorials and tests).
 
     Raises:
@@ -581,30 +601,31 @@ def load_tutorial_file(path: Path, kind: Optional[str] = None) -> Tutorial:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise ValueError(f"{path.name}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from e
-    return parse_tutorial(data, path.name, kind)
+    return parse_tutorial(data, path.name, layout, name)
 
 
-@functools.lru_cache(maxsize=len(TUTORIAL_KINDS))
-def load_tutorial(kind: str) -> Tutorial:
-    """The tutorial of one HIT kind, from ``annotation/tutorial_content/<kind>.json`` (cached).
+@functools.lru_cache(maxsize=16)
+def load_tutorial(name: str, layout: Layout) -> Tutorial:
+    """A HIT's tutorial, from ``annotation/tutorial_content/<name>.json`` (cached).
 
     Args:
-        kind: ``syllabus_qa``, ``sciq_question`` or ``sciq_distractor``.
+        name: the content file's name, which the file declares as its ``kind``.
+        layout: what the file holds beyond the common parts.
 
     Returns:
         The validated tutorial (the same object on every call in a process).
 
     Raises:
-        ValueError: unknown kind, or malformed content (the message names the file and example index).
+        ValueError: no such file, or malformed content (the message names the file and example index).
     """
-    if kind not in TUTORIAL_KINDS:
-        raise ValueError(f"unknown tutorial kind {kind!r}; expected one of {TUTORIAL_KINDS}")
-    resource = importlib.resources.files(_CONTENT_PACKAGE) / _CONTENT_DIR / f"{kind}.json"
-    source = f"{_CONTENT_DIR}/{kind}.json"
+    resource = importlib.resources.files(_CONTENT_PACKAGE) / _CONTENT_DIR / f"{name}.json"
+    source = f"{_CONTENT_DIR}/{name}.json"
+    if not name.replace("_", "").isalnum() or not resource.is_file():
+        raise ValueError(f"no tutorial {source}")
     try:
         data = json.loads(resource.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise ValueError(f"{source}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from e
-    tutorial = parse_tutorial(data, source, kind)
+    tutorial = parse_tutorial(data, source, layout, name)
     logger.debug("Loaded tutorial %s with %d examples", source, len(tutorial.examples))
     return tutorial

@@ -63,6 +63,11 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Pages are gzipped (whitenoise serves static files compressed itself, before this runs); Django's
+    # GZipMiddleware pads each response with random bytes against BREACH-style length attacks.
+    "django.middleware.gzip.GZipMiddleware",
+    # An ETag on every page: a reload of an unchanged page (or the cached tutorial) is a 304.
+    "django.middleware.http.ConditionalGetMiddleware",
     # Undecodable bodies get 400; NUL and lone surrogates leave every form and query value.
     "config.request_guard.RequestGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -9,6 +9,7 @@ hit_patterns = (
     [
         path("hit/<int:batch_id>/", hit_views.arrive, name="arrive"),
         path("hit/preview/<int:pk>/", hit_views.hit_preview, name="preview"),
+        path("hit/tutorial/<slug:kind>/", hit_views.tutorial, name="tutorial"),
         path("a/<str:token>/", hit_views.assignment_page, name="assignment"),
         path("a/<str:token>/draft/", hit_views.save_draft, name="draft"),
         path("a/<str:token>/locate-span/", hit_views.locate_span, name="locate-span"),

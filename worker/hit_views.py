@@ -21,6 +21,7 @@ from django.contrib import messages
 from django.db import transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.cache import patch_cache_control
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
@@ -61,6 +62,32 @@ def _page_context(
         "tutorial": handler.tutorial(),
         **handler.context(hit, assignment, token),
     }
+
+
+#: How long a browser keeps a kind's tutorial before asking again (its ETag makes the new request cheap).
+TUTORIAL_MAX_AGE = 3600
+
+
+@require_GET
+def tutorial(request: HttpRequest, kind: str) -> HttpResponse:
+    """The instructions and worked examples of a HIT kind, served once and cached by the browser.
+
+    Every HIT page of a kind shows the same tutorial, so the page carries only its title and time note
+    and its Instructions dialog fetches this body (``?part=1``); without that parameter it is a page of
+    its own, the dialog's link where scripts do not run. Public caching is safe: the response is the
+    same for everyone.
+
+    Security behavior: read-only and the same for every visitor (no assignment, worker, session or
+    batch is read), so it needs no signed link; an unknown kind is a 404.
+    """
+    try:
+        handler = handler_for(kind)
+    except KeyError:
+        raise Http404("No such kind of HIT.") from None
+    template = "hits/tutorial.html" if request.GET.get("part") else "hits/tutorial_page.html"
+    response = render(request, template, {"tutorial": handler.tutorial()})
+    patch_cache_control(response, public=True, max_age=TUTORIAL_MAX_AGE)
+    return response
 
 
 @require_GET

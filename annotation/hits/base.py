@@ -24,7 +24,7 @@ from django.http import QueryDict
 
 from annotation.models import HIT, Assignment
 from annotation.textnorm import storable
-from annotation.tutorial import Tutorial, load_tutorial
+from annotation.tutorial import Layout, Tutorial, load_tutorial
 
 MAX_FIELD_CHARS = 5_000
 """Longest text accepted in one form field (a SyllabusQA answer or span is at most a few hundred)."""
@@ -94,9 +94,11 @@ class HitHandler(abc.ABC):
 
     #: the template rendered for the task (it extends ``annotation/hit_base.html``).
     template_name: ClassVar[str]
-    #: the ``annotation.tutorial`` kind whose instructions and examples the page shows (and whose
-    #: consent, unless :meth:`tutorial` gives the kind one of its own).
-    tutorial_kind: ClassVar[str]
+    #: the tutorial content file (``annotation/tutorial_content/<name>.json``) whose instructions and
+    #: examples the page shows (and whose consent, unless :meth:`tutorial` gives the kind one of its own).
+    tutorial_name: ClassVar[str]
+    #: what that file holds beyond the common parts, and the template that shows its examples.
+    tutorial_layout: ClassVar[Layout]
     #: field names that may repeat (checkboxes), kept as lists.
     repeatable: ClassVar[frozenset[str]] = frozenset()
 
@@ -129,7 +131,7 @@ class HitHandler(abc.ABC):
         The consent's ``typical_minutes`` is also the shortest time limit a batch of this kind may have
         (:func:`annotation.services.batches.check_time_limit`).
         """
-        return load_tutorial(self.tutorial_kind)
+        return load_tutorial(self.tutorial_name, self.tutorial_layout)
 
     @abc.abstractmethod
     def accepts_field(self, name: str) -> bool:

@@ -22,7 +22,7 @@ from annotation import question_types as qt
 from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitHandler
 from annotation.hits.syllabus_qa import LABELS, SyllabusQAHandler
 from annotation.models import HIT, Assignment, ExpertAnswer
-from annotation.tutorial import Consent, Tutorial, load_tutorial
+from annotation.tutorial import TYPED_PAIRS, Consent, Tutorial, load_tutorial
 from filters.qc_common import fold
 
 logger = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ CONSENT = Consent(
 @functools.lru_cache(maxsize=1)
 def _tutorial() -> Tutorial:
     """The Syllabus HIT's tutorial (same instructions and examples, as the paper says) with CONSENT."""
-    return replace(load_tutorial("syllabus_qa"), consent=CONSENT)
+    return replace(load_tutorial(ExpertAnswerHandler.tutorial_name, TYPED_PAIRS), consent=CONSENT)
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,8 @@ class ExpertAnswerHandler(HitHandler):
     """An expert answers one crowd question (``expert_answer`` batches)."""
 
     template_name = "hits/expert_answer.html"
-    tutorial_kind = "syllabus_qa"
+    tutorial_name = "syllabus_qa"
+    tutorial_layout = TYPED_PAIRS
     built_from = BuiltFrom.RELEASE
     default_title = "Expert answers: choose the question type, then answer from the syllabus"
     expert_only = True

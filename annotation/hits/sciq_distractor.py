@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Optional
 
 from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitHandler
 from annotation.models import HIT, Assignment, Distractor, QAPair, Validation
+from annotation.tutorial import VALIDATIONS
 from filters.qc_common import ERROR, fold
 from filters.qc_sciq import SciQItem, SciQOptions, check_item
 
@@ -60,9 +61,7 @@ def suggestions_of(pair: QAPair) -> list[Distractor]:
 
 
 def _flag_choices() -> list[dict[str, str]]:
-    from annotation.tutorial import load_tutorial
-
-    descriptions = {f.code: f.description for f in load_tutorial("sciq_distractor").flags}
+    descriptions = {f.code: f.description for f in SciQDistractorHandler().tutorial().flags}
     return [
         {"value": value, "label": label, "description": descriptions.get(value, "")}
         for value, label in Validation.Flag.choices
@@ -73,7 +72,8 @@ class SciQDistractorHandler(HitHandler):
     """The question and its answer, four exam-worthiness flags, six suggestions and own distractors."""
 
     template_name = "hits/sciq_distractor.html"
-    tutorial_kind = "sciq_distractor"
+    tutorial_name = "sciq_distractor"
+    tutorial_layout = VALIDATIONS
     built_from = BuiltFrom.QUESTIONS
     default_title = "Check a science exam question and choose wrong answer options"
     repeatable = frozenset({"flag", "suggested"})

@@ -20,6 +20,7 @@ from django.db.models import F
 from annotation import question_types as qt
 from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitConflict, HitHandler
 from annotation.models import HIT, Assignment, Batch, Passage, QAPair
+from annotation.tutorial import PASSAGE_QUESTIONS
 from config.prepared_reads import PreparedRead
 from filters.qc_common import ERROR, severities_of
 from filters.qc_sciq import SciQItem, SciQOptions, check_item
@@ -76,7 +77,8 @@ class SciQQuestionHandler(HitHandler):
     """Three passages, a choice among them, and one question with its short answer."""
 
     template_name = "hits/sciq_question.html"
-    tutorial_kind = "sciq_question"
+    tutorial_name = "sciq_question"
+    tutorial_layout = PASSAGE_QUESTIONS
     built_from = BuiltFrom.PASSAGES
     default_title = "Write a science exam question about a textbook passage"
     pairs_per_assignment = 1

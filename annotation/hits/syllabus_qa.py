@@ -25,6 +25,7 @@ from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitHandler
 from annotation.models import HIT, AnswerSpan, Assignment, Document, QAPair, ReasoningStep
 from annotation.screening.quiz import MAX_QUIZ_QUESTIONS
 from annotation.services.batches import quiz_answer_field, quiz_questions_for
+from annotation.tutorial import TYPED_PAIRS
 from filters.qc_common import ERROR, REVIEW, QCIssue, fold, severities_of
 from filters.qc_syllabusqa import (
     SyllabusQAOptions,
@@ -211,7 +212,8 @@ class SyllabusQAHandler(HitHandler):
     """Syllabus QA writing (and screening): 14 QA cards about one syllabus."""
 
     template_name = "hits/syllabus_qa.html"
-    tutorial_kind = "syllabus_qa"
+    tutorial_name = "syllabus_qa"
+    tutorial_layout = TYPED_PAIRS
     built_from = BuiltFrom.DOCUMENTS
     default_title = "Write 14 questions and answers about a course syllabus"
     pairs_per_assignment = qt.PAIRS_PER_SYLLABUS_HIT

@@ -72,6 +72,8 @@ def test_syllabus_hit__keyboard_only(
     check_page(page, screen, "hit-consent", artifacts_dir)
     keyboard_consent(page)
     expect(page.locator("#help-dialog")).to_be_visible()
+    # The tutorial body is fetched once (cached) when the dialog opens, then audited with the page.
+    expect(page.locator("#tutorial-body .type-guide").first).to_be_visible()
     check_page(page, screen, "hit-syllabus-instructions", artifacts_dir)
     page.keyboard.press("Escape")
     expect(page.locator("#help-dialog")).to_be_hidden()

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from annotation import question_types as qt
-from annotation.tutorial import load_tutorial
+from annotation.tutorial import TYPED_PAIRS, load_tutorial
 from console.templatetags.review_tags import flag_badge
 from filters.qc_common import ERROR, problem_flags
 from filters.qc_syllabusqa import SyllabusQAPair, check_pair
@@ -25,7 +25,7 @@ def _check(answer: str):  # type: ignore[no-untyped-def]
 
 
 def test_answers_written_as_instructed_pass_and_store_one_word() -> None:
-    tutorial = load_tutorial("syllabus_qa")
+    tutorial = load_tutorial("syllabus_qa", TYPED_PAIRS)
     guide = tutorial.guide_for(qt.YES_NO)
     quoted = re.findall(r'"([^"]+)"', " ".join(guide.tips))
     assert quoted == ["No, grades are not curved."]

@@ -160,15 +160,29 @@
   }
 
   // ---- dialogs and confirmations ----------------------------------------------------------
+  // The tutorial is the same for every HIT of a kind: the dialog fetches it (the browser caches it)
+  // the first time it opens; until then, and if the fetch fails, it holds a link to the same text.
+  var tutorialBody = document.getElementById("tutorial-body");
+  var loadTutorial = function () {
+    if (!tutorialBody || tutorialBody.dataset.loaded || !window.fetch) return;
+    tutorialBody.dataset.loaded = "1";
+    fetch(tutorialBody.dataset.src, { credentials: "omit" })
+      .then(function (r) { if (!r.ok) throw new Error(r.status); return r.text(); })
+      .then(function (html) { tutorialBody.innerHTML = html; })
+      .catch(function () { delete tutorialBody.dataset.loaded; });
+  };
+  var openDialog = function (dialog) {
+    if (!dialog || !dialog.showModal) return;
+    if (dialog.id === "help-dialog") loadTutorial();
+    dialog.showModal();
+  };
   document.querySelectorAll("[data-open-dialog]").forEach(function (button) {
     button.addEventListener("click", function () {
-      var dialog = document.getElementById(button.dataset.openDialog);
-      if (dialog && dialog.showModal) dialog.showModal();
+      openDialog(document.getElementById(button.dataset.openDialog));
     });
   });
   if (/[?&]tutorial=1\b/.test(window.location.search)) {
-    var help = document.getElementById("help-dialog");
-    if (help && help.showModal) help.showModal();
+    openDialog(document.getElementById("help-dialog"));
     if (window.history.replaceState) window.history.replaceState(null, "", window.location.pathname);
   }
   document.querySelectorAll("form[data-confirm]").forEach(function (f) {

@@ -16,8 +16,11 @@ from pathlib import Path
 import pytest
 
 from annotation import question_types as qt
-from annotation import tutorial
 from annotation.tutorial import (
+    PASSAGE_QUESTIONS,
+    TYPED_PAIRS,
+    VALIDATIONS,
+    Layout,
     SciQDistractorExample,
     SciQQuestionExample,
     SyllabusExample,
@@ -34,6 +37,17 @@ ROOT = Path(__file__).resolve().parents[3]
 DEMO_SYLLABUS = ROOT / "demo" / "syllabi" / "BIO 105 Exploring Life Fall 2026.txt"
 DEMO_TEXTBOOK = ROOT / "demo" / "textbook" / "cells-and-energy.txt"
 CONTENT = ROOT / "annotation" / "tutorial_content"
+#: The content files and the layout each HIT handler names for its file (tests/test_hit_kinds.py checks
+#: the handlers against this table).
+LAYOUTS: dict[str, Layout] = {
+    "syllabus_qa": TYPED_PAIRS,
+    "sciq_question": PASSAGE_QUESTIONS,
+    "sciq_distractor": VALIDATIONS,
+}
+
+
+def _load(name: str) -> Tutorial:
+    return load_tutorial(name, LAYOUTS[name])
 
 
 def _syllabus_text() -> str:
@@ -47,7 +61,7 @@ def _textbook_paragraphs() -> list[str]:
 
 
 def _syllabus_examples() -> list[SyllabusExample]:
-    examples = load_tutorial("syllabus_qa").examples
+    examples = _load("syllabus_qa").examples
     assert all(isinstance(e, SyllabusExample) for e in examples)
     return list(examples)  # type: ignore[arg-type]
 
@@ -56,11 +70,11 @@ def _raw(kind: str) -> dict:
     return json.loads((CONTENT / f"{kind}.json").read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("kind", tutorial.TUTORIAL_KINDS)
-def test_load_tutorial__each_kind_loads(kind: str) -> None:
-    loaded = load_tutorial(kind)
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+def test_load_tutorial__each_file_loads(name: str) -> None:
+    loaded = _load(name)
     assert isinstance(loaded, Tutorial)
-    assert loaded.kind == kind
+    assert loaded.name == name and loaded.examples_template == LAYOUTS[name].examples_template
     assert loaded.consent.paragraphs and loaded.instructions and loaded.rules and loaded.checklist
     assert loaded.examples
     assert list(loaded.consent) == list(loaded.consent.paragraphs)
@@ -73,15 +87,26 @@ def test_load_tutorial__each_kind_loads(kind: str) -> None:
 
 
 def test_load_tutorial__cached_and_frozen() -> None:
-    first = load_tutorial("syllabus_qa")
-    assert load_tutorial("syllabus_qa") is first
+    first = _load("syllabus_qa")
+    assert _load("syllabus_qa") is first
     with pytest.raises(dataclasses.FrozenInstanceError):
         first.title = "changed"  # type: ignore[misc]
 
 
-def test_load_tutorial__unknown_kind_raises() -> None:
-    with pytest.raises(ValueError, match="unknown tutorial kind 'screening'"):
-        load_tutorial("screening")
+def test_load_tutorial__unknown_file_raises() -> None:
+    with pytest.raises(ValueError, match="no tutorial tutorial_content/screening.json"):
+        load_tutorial("screening", TYPED_PAIRS)
+    with pytest.raises(ValueError, match="no tutorial"):
+        load_tutorial("../tutorial_content/syllabus_qa", TYPED_PAIRS)
+
+
+@pytest.mark.parametrize(
+    ("name", "layout"),
+    [("sciq_question", TYPED_PAIRS), ("syllabus_qa", PASSAGE_QUESTIONS), ("sciq_question", VALIDATIONS)],
+)
+def test_parse_tutorial__a_file_read_with_another_layout_raises(name: str, layout: Layout) -> None:
+    with pytest.raises(ValueError, match=rf"{name}\.json"):
+        parse_tutorial(_raw(name), f"{name}.json", layout)
 
 
 def test_load_tutorial__syllabus_has_two_examples_per_type() -> None:
@@ -91,7 +116,7 @@ def test_load_tutorial__syllabus_has_two_examples_per_type() -> None:
 
 
 def test_load_tutorial__type_guides_follow_question_types() -> None:
-    loaded = load_tutorial("syllabus_qa")
+    loaded = _load("syllabus_qa")
     assert tuple(g.question_type for g in loaded.type_guides) == qt.SYLLABUS_TYPES
     for guide in loaded.type_guides:
         assert (guide.min_spans, guide.max_spans) == qt.SPAN_COUNTS[guide.question_type]
@@ -180,7 +205,7 @@ def test_syllabus_examples__questions_distinct_and_why_given() -> None:
 
 def test_sciq_question_examples__pass_stage1_qc_and_answer_in_passage() -> None:
     paragraphs = _textbook_paragraphs()
-    examples = load_tutorial("sciq_question").examples
+    examples = _load("sciq_question").examples
     assert 2 <= len(examples) <= 3
     for i, example in enumerate(examples):
         assert isinstance(example, SciQQuestionExample)
@@ -195,7 +220,7 @@ def test_sciq_question_examples__pass_stage1_qc_and_answer_in_passage() -> None:
 
 def test_sciq_question_counterexamples__trigger_their_flag() -> None:
     flagged = 0
-    for example in load_tutorial("sciq_question").examples:
+    for example in _load("sciq_question").examples:
         assert isinstance(example, SciQQuestionExample)
         for bad in example.counterexamples:
             item = SciQItem(id="bad", question=bad.question, answer=bad.answer, passage=example.passage)
@@ -207,7 +232,7 @@ def test_sciq_question_counterexamples__trigger_their_flag() -> None:
 
 
 def test_sciq_distractor_tutorial__flags_have_contract_codes() -> None:
-    loaded = load_tutorial("sciq_distractor")
+    loaded = _load("sciq_distractor")
     assert tuple(f.code for f in loaded.flags) == (
         "ungrammatical",
         "false_answer",
@@ -223,8 +248,8 @@ def test_sciq_distractor_tutorial__flags_have_contract_codes() -> None:
 
 
 def test_sciq_distractor_examples__pass_full_qc() -> None:
-    stage1 = {e.question: e for e in load_tutorial("sciq_question").examples}  # type: ignore[union-attr]
-    examples = load_tutorial("sciq_distractor").examples
+    stage1 = {e.question: e for e in _load("sciq_question").examples}  # type: ignore[union-attr]
+    examples = _load("sciq_distractor").examples
     assert len(examples) == 2
     for i, example in enumerate(examples):
         assert isinstance(example, SciQDistractorExample)
@@ -253,7 +278,7 @@ def test_parse_tutorial__span_count_error_names_file_and_example() -> None:
     with pytest.raises(
         ValueError, match=rf"syllabus_qa\.json: examples\[{index}\]: .*2 answer spans, expected 1"
     ):
-        parse_tutorial(bad, "syllabus_qa.json")
+        parse_tutorial(bad, "syllabus_qa.json", LAYOUTS["syllabus_qa"])
 
 
 def test_parse_tutorial__wrong_no_answer_text_raises() -> None:
@@ -261,25 +286,25 @@ def test_parse_tutorial__wrong_no_answer_text_raises() -> None:
     index = next(i for i, e in enumerate(bad["examples"]) if e["question_type"] == "no answer")
     bad["examples"][index]["answer"] = "Not in the syllabus"
     with pytest.raises(ValueError, match=rf"examples\[{index}\]: no answer example must answer"):
-        parse_tutorial(bad, "syllabus_qa.json")
+        parse_tutorial(bad, "syllabus_qa.json", LAYOUTS["syllabus_qa"])
 
 
 def test_parse_tutorial__unknown_type_and_key_raise() -> None:
     bad = _raw("syllabus_qa")
     bad["examples"][3]["question_type"] = "trivia"
     with pytest.raises(ValueError, match=r"examples\[3\]: question_type 'trivia'"):
-        parse_tutorial(bad, "syllabus_qa.json")
+        parse_tutorial(bad, "syllabus_qa.json", LAYOUTS["syllabus_qa"])
     bad = _raw("syllabus_qa")
     bad["examples"][0]["answr"] = "typo"
     with pytest.raises(ValueError, match=r"examples\[0\]: unknown key\(s\) \['answr'\]"):
-        parse_tutorial(bad, "syllabus_qa.json")
+        parse_tutorial(bad, "syllabus_qa.json", LAYOUTS["syllabus_qa"])
 
 
 def test_parse_tutorial__missing_type_count_raises() -> None:
     bad = _raw("syllabus_qa")
     bad["examples"] = [e for e in bad["examples"] if e["question_type"] != "summarization"]
     with pytest.raises(ValueError, match="'summarization': 0"):
-        parse_tutorial(bad, "syllabus_qa.json")
+        parse_tutorial(bad, "syllabus_qa.json", LAYOUTS["syllabus_qa"])
 
 
 def test_parse_tutorial__too_many_chosen_suggestions_raises() -> None:
@@ -287,31 +312,31 @@ def test_parse_tutorial__too_many_chosen_suggestions_raises() -> None:
     for suggestion in bad["examples"][1]["suggestions"][:3]:
         suggestion["chosen"] = True
     with pytest.raises(ValueError, match=r"examples\[1\]: 3 suggestions chosen, at most 2"):
-        parse_tutorial(bad, "sciq_distractor.json")
+        parse_tutorial(bad, "sciq_distractor.json", LAYOUTS["sciq_distractor"])
 
 
 def test_parse_tutorial__bad_counterexample_flag_names_path() -> None:
     bad = _raw("sciq_question")
     bad["examples"][0]["counterexamples"][1]["flag"] = "too_long"
     with pytest.raises(ValueError, match=r"examples\[0\]\.counterexamples\[1\]: flag 'too_long'"):
-        parse_tutorial(bad, "sciq_question.json")
+        parse_tutorial(bad, "sciq_question.json", LAYOUTS["sciq_question"])
 
 
 def test_parse_tutorial__kind_mismatch_raises() -> None:
     with pytest.raises(ValueError, match="expected 'sciq_question'"):
-        parse_tutorial(_raw("sciq_distractor"), "sciq_distractor.json", kind="sciq_question")
+        parse_tutorial(_raw("sciq_distractor"), "sciq_distractor.json", VALIDATIONS, name="sciq_question")
 
 
 def test_load_tutorial_file__invalid_json_names_file(tmp_path: Path) -> None:
     path = tmp_path / "broken.json"
     path.write_text('{"kind": "syllabus_qa",', encoding="utf-8")
     with pytest.raises(ValueError, match="broken.json: invalid JSON"):
-        load_tutorial_file(path)
+        load_tutorial_file(path, TYPED_PAIRS)
 
 
 def test_load_tutorial_file__round_trip(tmp_path: Path) -> None:
     path = tmp_path / "custom.json"
     path.write_text(json.dumps(_raw("sciq_question")), encoding="utf-8")
-    loaded = load_tutorial_file(path, kind="sciq_question")
+    loaded = load_tutorial_file(path, PASSAGE_QUESTIONS, name="sciq_question")
     assert loaded.source == "custom.json"
-    assert loaded.examples == load_tutorial("sciq_question").examples
+    assert loaded.examples == _load("sciq_question").examples
