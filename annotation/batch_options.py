@@ -20,7 +20,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    StrictBool,
     StrictFloat,
     StrictInt,
     StrictStr,
@@ -52,26 +51,6 @@ class Quiz(_Object):
     n: Count
     seed: StrictInt
     by_document: dict[str, Any]
-
-
-class PublishedUnitShape(_Object):
-    local_ref: StrictStr
-    platform_id: StrictStr
-
-
-class PublishedShape(_Object):
-    provider: StrictStr
-    batch_ref: StrictStr
-    platform_batch_id: StrictStr
-    units: list[PublishedUnitShape]
-    sandbox: StrictBool = True
-    completion_code: StrictStr = ""
-    preview_url: StrictStr = ""
-
-
-class Attention(_Object):
-    reason: StrictStr
-    at: Timestamp
 
 
 def _key(expected: str, meaning: str) -> Any:
@@ -111,29 +90,13 @@ class BatchOptions(_Object):
     # A stage-1 batch's settings for the stage-2 batch that validates its questions.
     stage2_assignments: Optional[Count] = _key("a whole number >= 0", "validators per stage-2 question")
     stage2_reward_cents: Optional[Count] = _key("a whole number >= 0", "the stage-2 reward per HIT")
-    # The platform life cycle.
-    publish_started: Optional[Timestamp] = _key(
-        "an ISO 8601 timestamp", "when a publish not yet finished was started (the next attempt resumes it)"
-    )
-    publish_ref: Optional[StrictStr] = _key(
-        "a string", "the HIT type / study an unfinished publish created (adopted on resume)"
-    )
+    # The platform life cycle (its state is crowd.models.BatchPlatformState).
     launch_key: Optional[StrictStr] = _key(
         "a string", "the fingerprint of the launch that made the batch (an identical launch resumes it)"
     )
-    published: Optional[PublishedShape] = _key(
-        "a published batch (crowd.providers.base.PublishedBatch as an object)",
-        "the platform references every later platform call rebuilds",
-    )
     completion_code: Optional[StrictStr] = _key("a string", "the code a Prolific participant returns with")
-    mturk_expired: Optional[StrictBool] = _key(
-        "true or false", "the batch was stopped for good on its platform (MTurk HITs expired)"
-    )
     budget_stopped: Optional[Timestamp] = _key(
         "an ISO 8601 timestamp", "when the batch was paused for reaching its budget cap"
-    )
-    needs_attention: Optional[Attention] = _key(
-        'an object {"reason", "at"}', "why sync stopped on this batch (its HITs or study are gone)"
     )
     # Expert-answer batches (create_expert_batch): which release questions they sample.
     release_path: Optional[StrictStr] = _key("a string", "the release folder the questions were read from")

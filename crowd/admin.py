@@ -1,11 +1,11 @@
-"""Django admin for workers, qualifications and the payment ledger (payments are read-only)."""
+"""Django admin for workers, qualifications, the payment ledger (read-only) and batches' platform state."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 from django.http import HttpRequest
 
-from crowd.models import Consent, Invite, Payment, Qualification, WebhookEvent, Worker
+from crowd.models import BatchPlatformState, Consent, Invite, Payment, Qualification, WebhookEvent, Worker
 
 
 class QualificationInline(admin.TabularInline):
@@ -21,6 +21,20 @@ class WorkerAdmin(admin.ModelAdmin):
     readonly_fields = ("pseudonym",)
     raw_id_fields = ("user",)
     inlines = [QualificationInline]
+
+
+@admin.register(BatchPlatformState)
+class BatchPlatformStateAdmin(admin.ModelAdmin):
+    """The platform references are written by the life cycle; the attention mark and an unfinished
+    publish's marks stay editable for a researcher who checked the platform."""
+
+    list_display = ("batch", "publish_started", "publish_ref", "stopped_for_good", "attention_reason")
+    list_filter = ("stopped_for_good",)
+    readonly_fields = ("batch", "published", "stopped_for_good")
+    raw_id_fields = ("batch",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
 
 
 @admin.register(Payment)

@@ -270,3 +270,42 @@ class WebhookEvent(models.Model):
 
     def __str__(self) -> str:
         return f"WebhookEvent({self.provider}:{self.event_id})"
+
+
+class BatchPlatformState(models.Model):
+    """What crowdqa remembers of a batch's life on its platform (not a launch setting: ``Batch.options``).
+
+    One row per batch that went to a platform; later platform calls rebuild the ``PublishedBatch`` from
+    ``published``. ``publish_started`` marks a publish that has not finished (the next attempt resumes it)
+    and ``publish_ref`` the HIT type or study it created; ``stopped_for_good`` a batch whose units the
+    platform expired for good (``stop_is_final``); ``attention_reason`` why sync stopped on the batch (its
+    units are gone).
+    """
+
+    batch = models.OneToOneField(
+        "annotation.Batch", on_delete=models.CASCADE, primary_key=True, related_name="platform_state"
+    )
+    published = models.JSONField(null=True, blank=True, help_text="crowd.providers.base.PublishedBatch")
+    publish_started = models.DateTimeField(null=True, blank=True)
+    publish_ref = models.CharField(max_length=100, blank=True, default="")
+    stopped_for_good = models.BooleanField(default=False)
+    attention_reason = models.TextField(blank=True, default="")
+    attention_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"BatchPlatformState(Batch({self.batch_id}))"
+
+    @classmethod
+    def of(cls, batch_id: int) -> BatchPlatformState:
+        """The batch's state as stored (an unsaved empty one when the batch has none yet)."""
+        return cls.objects.filter(batch_id=batch_id).first() or cls(batch_id=batch_id)
+
+    @classmethod
+    def change(cls, batch_id: int, **values: object) -> BatchPlatformState:
+        """Write ``values`` to the batch's state under its row lock (created on first write)."""
+        with transaction.atomic():
+            state, _ = cls.objects.select_for_update().get_or_create(batch_id=batch_id)
+            for name, value in values.items():
+                setattr(state, name, value)
+            state.save()
+        return state

@@ -5,7 +5,8 @@ every step is chosen so that a crash at any point can be retried: the batch and 
 one transaction (rolled back when the estimate exceeds the budget), the platform is called outside any
 transaction with the batch id as its idempotency reference (MTurk finds HITs of a crashed attempt by
 their RequesterAnnotation), and the platform references are stored in one transaction afterwards
-(``options["published"]`` keeps the whole ``PublishedBatch`` so later calls can rebuild it).
+(``crowd.models.BatchPlatformState.published`` keeps the whole ``PublishedBatch`` so later calls can rebuild
+it).
 
 HITs added after publication (SciQ stage 2 grows one HIT per approved stage-1 question) reach the
 platform through ``publish_pending_hits``, called when such a HIT is created and again by every sync, so
@@ -29,7 +30,7 @@ from django.utils import timezone
 from annotation.hits import handler_for, kinds_where
 from annotation.models import HIT, Assignment, Batch, IllegalTransition
 from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
-from crowd.models import Payment
+from crowd.models import BatchPlatformState, Payment
 from crowd.providers import errors
 from crowd.providers.base import (
     CrowdProvider,
@@ -55,7 +56,8 @@ logger = logging.getLogger(__name__)
 
 ACTIONS = ("publish", "pause", "resume", "cancel", "complete")
 NEEDS_ATTENTION = "needs_attention"
-"""``Batch.options`` key set by sync: the platform no longer knows the batch (its HITs or study are gone)."""
+"""Sync's count naming a batch the platform no longer knows (its HITs or study are gone): the reason is
+kept in ``BatchPlatformState.attention_reason``."""
 
 
 class LifecycleError(Exception):
@@ -281,7 +283,7 @@ def published_of(batch: Batch) -> Optional[PublishedBatch]:
     A local batch needs no platform references, so one opened without ``publish`` (the demo, stage-2
     batches created on approval) gets them derived from its ids.
     """
-    data = batch.options.get("published")
+    data = BatchPlatformState.of(batch.pk).published
     if not data and not traits_for(batch.provider).external and batch.status != Batch.Status.DRAFT:
         return PublishedBatch(
             provider=batch.provider, batch_ref=str(batch.pk), platform_batch_id=str(batch.pk), units=()
@@ -350,8 +352,8 @@ class _Recorder(PublishListener):
         self.adopted = 0
 
     def platform_batch(self, platform_batch_id: str, completion_code: str = "") -> None:
-        if self.batch.options.get("publish_ref") != platform_batch_id:
-            _set_options(self.batch, publish_ref=platform_batch_id)
+        if BatchPlatformState.of(self.batch.pk).publish_ref != platform_batch_id:
+            BatchPlatformState.change(self.batch.pk, publish_ref=platform_batch_id)
         self.listener.platform_batch(platform_batch_id, completion_code)
 
     def unit(self, unit: PublishedUnit, adopted: bool) -> None:
@@ -372,11 +374,11 @@ def resume_advice(batch: Batch) -> str:
 def publish(batch: Batch, listener: Optional[PublishListener] = None) -> PublishedBatch:
     """Publish a draft batch on its platform and store the references; a retry publishes nothing twice.
 
-    A batch that already holds ``options["published"]`` is only moved to published. An attempt that
+    A batch whose platform state holds ``published`` is only moved to published. An attempt that
     failed or was killed leaves ``publish_started`` (and ``publish_ref``, the HIT type or study it
-    created, recorded before any further call); the next attempt resumes it: the provider adopts the
-    HITs or the study already on the platform (by RequesterAnnotation, study id or internal name)
-    instead of creating them again.
+    created, recorded before any further call) in the state; the next attempt resumes it: the provider
+    adopts the HITs or the study already on the platform (by RequesterAnnotation, study id or internal
+    name) instead of creating them again.
 
     Raises:
         LifecycleError: the batch is not a draft, or the platform refused (the message says how to resume).
@@ -390,7 +392,8 @@ def publish(batch: Batch, listener: Optional[PublishListener] = None) -> Publish
     if batch.status != Batch.Status.DRAFT:
         raise LifecycleError(f"Batch({batch.pk}) is {batch.status}; only a draft can be published")
     provider = provider_for(batch)
-    resume = bool(batch.options.get("publish_started"))
+    state = BatchPlatformState.of(batch.pk)
+    resume = state.publish_started is not None
     if (
         handler_for(batch.kind).qualifies_workers
         and provider.external
@@ -403,10 +406,10 @@ def publish(batch: Batch, listener: Optional[PublishListener] = None) -> Publish
     request = replace(
         publish_request(batch, provider),
         resume=resume,
-        platform_batch_id=str(batch.options.get("publish_ref", "")),
+        platform_batch_id=state.publish_ref,
     )
     if not resume:
-        _set_options(batch, publish_started=timezone.now().isoformat())
+        BatchPlatformState.change(batch.pk, publish_started=timezone.now())
     recorder = _Recorder(batch, listener)
     try:
         published = provider.publish(request, recorder)
@@ -418,10 +421,10 @@ def publish(batch: Batch, listener: Optional[PublishListener] = None) -> Publish
         ) from exc
     with transaction.atomic():
         locked = Batch.objects.select_for_update().get(pk=batch.pk)
+        BatchPlatformState.change(
+            locked.pk, publish_started=None, publish_ref="", published=asdict(published)
+        )
         options = dict(locked.options)
-        options.pop("publish_started", None)
-        options.pop("publish_ref", None)
-        options["published"] = asdict(published)
         if published.completion_code:
             options["completion_code"] = published.completion_code
         locked.options = options
@@ -520,16 +523,15 @@ def _repair_refs(batch: Batch, hits: list[HIT], known: dict[str, str]) -> None:
 
 
 def _store_units(batch: Batch, units: tuple[PublishedUnit, ...]) -> None:
-    """Append new units to ``options["published"]`` and their HITs' ``platform_ref``, in one transaction."""
+    """Append new units to the stored ``published`` and their HITs' ``platform_ref``, in one transaction."""
     with transaction.atomic():
         locked = Batch.objects.select_for_update(of=("self",)).get(pk=batch.pk)
-        options = dict(locked.options)
-        stored = dict(options["published"])
+        state = BatchPlatformState.objects.select_for_update().get(batch_id=locked.pk)
+        stored = dict(state.published or {})
         listed = {u["local_ref"] for u in stored["units"]}
         stored["units"] = list(stored["units"]) + [asdict(u) for u in units if u.local_ref not in listed]
-        options["published"] = stored
-        locked.options = options
-        locked.save(update_fields=["options"])
+        state.published = stored
+        state.save(update_fields=["published"])
         for unit in units:
             HIT.objects.filter(batch=locked, pk=int(unit.local_ref)).update(platform_ref=unit.platform_id)
     batch.refresh_from_db()
@@ -573,13 +575,14 @@ def change_status(batch: Batch, action: str) -> None:
             if provider is not None:
                 provider.pause(published)
                 if provider.stop_is_final:
-                    _set_options(batch, mturk_expired=True)
+                    BatchPlatformState.change(batch.pk, stopped_for_good=True)
             batch.pause()
         elif action == "resume":
-            if batch.options.get("mturk_expired"):
+            if BatchPlatformState.of(batch.pk).stopped_for_good:
+                platform = traits_for(batch.provider).short_name
                 raise LifecycleError(
-                    f"Batch({batch.pk}): its MTurk HITs were expired when it was paused and cannot be listed "
-                    "again; launch a new batch for the remaining work"
+                    f"Batch({batch.pk}): its {platform} units were expired when it was paused and cannot be "
+                    "listed again; launch a new batch for the remaining work"
                 )
             _check(batch, Batch.Status.PUBLISHED)
             if provider is not None:
@@ -661,10 +664,8 @@ def enforce_budget(batch: Batch) -> bool:
     published = published_of(batch)
     if published is not None:
         provider_for(batch).stop(published)
-    _set_options(
-        batch,
-        budget_stopped=timezone.now().isoformat(),
-        mturk_expired=traits_for(batch.provider).stop_is_final,
-    )
+    _set_options(batch, budget_stopped=timezone.now().isoformat())
+    if traits_for(batch.provider).stop_is_final:
+        BatchPlatformState.change(batch.pk, stopped_for_good=True)
     batch.pause()
     return True

@@ -23,13 +23,13 @@ from annotation.hits import handler_for
 from annotation.models import Assignment, Batch
 from annotation.services import review as local_review
 from annotation.textnorm import storable
-from crowd.models import Payment, Worker
+from crowd.models import BatchPlatformState, Payment, Worker
 from crowd.providers import errors
 from crowd.providers.base import CrowdProvider, PaymentResult, PublishedBatch
 from crowd.providers.costs import bonus_fee_cents, check_budget, fees_for
 from crowd.providers.factory import get_provider
 from crowd.services.ledger import DbPaymentStore, PaymentBusyError, payment_claim, require_no_transaction
-from crowd.services.lifecycle import NEEDS_ATTENTION, LifecycleError, provider_for, published_of, spent_cents
+from crowd.services.lifecycle import LifecycleError, provider_for, published_of, spent_cents
 from crowd.services.qualifications import qualify_worker
 
 logger = logging.getLogger(__name__)
@@ -121,9 +121,9 @@ def _platform(assignment: Assignment) -> tuple[CrowdProvider, PublishedBatch, st
     published = published_of(batch)
     if published is None:
         raise ReviewError(f"Batch({batch.pk}) was never published; nothing to review on {batch.provider}")
-    attention = batch.options.get(NEEDS_ATTENTION)
+    attention = BatchPlatformState.of(batch.pk).attention_reason
     if attention:
-        raise ReviewError(f"Batch({batch.pk}) needs attention: {attention['reason']}")
+        raise ReviewError(f"Batch({batch.pk}) needs attention: {attention}")
     if assignment.platform_meta.get("missing_on_platform") and provider.external:
         raise ReviewError(
             f"Assignment({assignment.pk}) has no submission on {provider.name} (abandoned there after it "

@@ -24,7 +24,7 @@ from django.utils import timezone
 from annotation.hits import handler_for
 from annotation.models import HIT, Assignment, Batch, IllegalTransition
 from annotation.services import review as local_review
-from crowd.models import Worker
+from crowd.models import BatchPlatformState, Worker
 from crowd.providers import errors
 from crowd.providers.base import PlatformSubmission, SubmissionStatus
 from crowd.providers.local.provider import NEUTRAL_STATUS
@@ -256,7 +256,7 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
         (plus ``publish_error`` when new HITs could not be published).
 
     A batch the platform no longer knows (its HITs or study are gone) is marked needing attention
-    (``options["needs_attention"]``, reported in the counts) instead of failing row by row; the mark
+    (``BatchPlatformState.attention_reason``, reported in the counts) instead of failing row by row; the mark
     is cleared by the next sync that reads the platform.
 
     Raises:
@@ -307,15 +307,15 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
         try:
             report = provider.reconcile(published, local)
         except errors.NotFoundError as exc:
-            _mark_attention(batch, f"{batch.provider} no longer knows this batch: {exc}")
-            counts[NEEDS_ATTENTION] = batch.options[NEEDS_ATTENTION]["reason"]
+            counts[NEEDS_ATTENTION] = f"{batch.provider} no longer knows this batch: {exc}"
+            _mark_attention(batch, counts[NEEDS_ATTENTION])
             logger.warning("Batch(%s) needs attention: %s", batch.pk, exc)
             return counts
         except (errors.RateLimitedError, errors.TransientError) as exc:
             raise TransientSyncError(f"Batch({batch.pk}) sync with {batch.provider}: {exc}") from exc
         except errors.ProviderError as exc:
             raise SyncError(f"Batch({batch.pk}) sync with {batch.provider}: {exc}") from exc
-        if batch.options.get(NEEDS_ATTENTION):
+        if BatchPlatformState.of(batch.pk).attention_reason:
             _mark_attention(batch, None)
         for sub in report.new:
             _restore(batch, sub, counts)
@@ -332,17 +332,10 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
 
 
 def _mark_attention(batch: Batch, reason: Optional[str]) -> None:
-    """Set (or clear, with None) the batch's needs-attention mark, keeping its other options."""
-    with transaction.atomic():
-        locked = Batch.objects.select_for_update().get(pk=batch.pk)
-        options = dict(locked.options)
-        if reason is None:
-            options.pop(NEEDS_ATTENTION, None)
-        else:
-            options[NEEDS_ATTENTION] = {"reason": reason, "at": timezone.now().isoformat()}
-        locked.options = options
-        locked.save(update_fields=["options"])
-    batch.refresh_from_db()
+    """Set (or clear, with None) the batch's needs-attention mark in its platform state."""
+    BatchPlatformState.change(
+        batch.pk, attention_reason=reason or "", attention_at=timezone.now() if reason else None
+    )
 
 
 def half_published(batch: Batch) -> bool:
@@ -350,7 +343,7 @@ def half_published(batch: Batch) -> bool:
     return (
         batch.status == Batch.Status.DRAFT
         and traits_for(batch.provider).external
-        and bool(batch.options.get("publish_started"))
+        and BatchPlatformState.of(batch.pk).publish_started is not None
     )
 
 
@@ -362,11 +355,11 @@ def batches_to_sync() -> list[int]:
     platform (their first publish may have crashed).
     """
     live = Batch.objects.filter(status__in=SYNCABLE).exclude(platform_ref="").values_list("pk", flat=True)
-    started = [
-        b.pk
-        for b in Batch.objects.filter(status=Batch.Status.DRAFT).exclude(provider__in=hosted_platforms())
-        if half_published(b)
-    ]
+    started = (
+        Batch.objects.filter(status=Batch.Status.DRAFT, platform_state__publish_started__isnull=False)
+        .exclude(provider__in=hosted_platforms())
+        .values_list("pk", flat=True)
+    )
     drafts = (
         Batch.objects.filter(status=Batch.Status.DRAFT, parent__isnull=False)
         .exclude(provider__in=hosted_platforms())

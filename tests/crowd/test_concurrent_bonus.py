@@ -16,7 +16,7 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation.models import HIT, Assignment, Batch
-from crowd.models import Payment, PaymentClaim
+from crowd.models import BatchPlatformState, Payment, PaymentClaim
 from crowd.providers import factory
 from crowd.providers.base import PaymentStatus, PublishRequest, PublishUnit
 from crowd.providers.fake.provider import FakeProvider
@@ -48,9 +48,9 @@ def _bonus_ready(monkeypatch: pytest.MonkeyPatch) -> tuple[FakeProvider, Assignm
             units=(PublishUnit(str(hit.pk)),),
         )
     )
-    batch.options = {"published": asdict(published)}
+    BatchPlatformState.change(batch.pk, published=asdict(published))
     batch.platform_ref = published.platform_batch_id
-    batch.save(update_fields=["options", "platform_ref"])
+    batch.save(update_fields=["platform_ref"])
     sub = fake.simulate_submission(published.units[0].platform_id, "W1")
     assignment = make_assignment(
         hit=hit,

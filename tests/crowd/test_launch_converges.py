@@ -18,6 +18,7 @@ from django.core.management import CommandError, call_command
 from annotation.models import Batch
 from annotation.services.batches import BatchSpec
 from crowd import tasks
+from crowd.models import BatchPlatformState
 from crowd.providers.prolific import api as prolific_api
 from crowd.services.lifecycle import LifecycleError, launch, publish
 from tests.factories import make_textbook
@@ -69,7 +70,8 @@ def _converged(fake: Any) -> Batch:
     assert batch.status == Batch.Status.PUBLISHED
     refs = list(batch.hits.values_list("platform_ref", flat=True))
     assert len(refs) == HITS and len(set(refs)) == HITS and set(refs) == set(fake.hits)
-    assert "publish_started" not in batch.options and "publish_ref" not in batch.options
+    state = BatchPlatformState.of(batch.pk)
+    assert state.publish_started is None and state.publish_ref == ""
     return batch
 
 
@@ -148,7 +150,7 @@ def test_prolific_failed_publish_step__keeps_the_study_and_resumes_it(prolific) 
     with pytest.raises(LifecycleError, match="0 of 6 HIT"):
         launch(_spec("prolific"))
     batch = Batch.objects.get()
-    study_id = batch.options["publish_ref"]  # kept before the publish step
+    study_id = BatchPlatformState.of(batch.pk).publish_ref  # kept before the publish step
     assert list(prolific.fake.studies) == [study_id]
     assert _launch_command("prolific")["resumed"] is True
     batch.refresh_from_db()
@@ -163,7 +165,7 @@ def test_prolific_publish_killed_after_creation__sync_adopts_by_internal_name(pr
     prolific.fake.faults.script("list_studies", ["server_error"] * 9)  # every look-up fails (3 x 3 tries)
     with pytest.raises(LifecycleError):
         launch(_spec("prolific"))
-    assert "publish_ref" not in Batch.objects.get().options and len(prolific.fake.studies) == 1
+    assert BatchPlatformState.of(Batch.objects.get().pk).publish_ref == "" and len(prolific.fake.studies) == 1
     result = tasks.sync_batches()
     batch = Batch.objects.get()
     assert result["batches"][0]["publish_resumed"] == HITS

@@ -7,7 +7,7 @@ from django.db import transaction
 
 from annotation.models import Batch
 from annotation.services.batches import BatchSpec
-from crowd.models import Payment
+from crowd.models import BatchPlatformState, Payment
 from crowd.providers.base import PaymentStatus
 from crowd.services.ledger import LedgerError
 from crowd.services.lifecycle import LifecycleError, change_status, launch
@@ -43,7 +43,7 @@ def test_launch__local_batch_published_with_estimate(sciq_corpus) -> None:
     batch, estimate = launch(_spec(assignments=2))
     assert batch.status == Batch.Status.PUBLISHED
     assert batch.hits.count() == 2 and estimate.assignments == 4 and estimate.total_cents == 200
-    assert batch.options["published"]["provider"] == "local"
+    assert BatchPlatformState.of(batch.pk).published["provider"] == "local"
     assert sorted(batch.hits.values_list("platform_ref", flat=True)) == sorted(
         str(pk) for pk in batch.hits.values_list("pk", flat=True)
     )

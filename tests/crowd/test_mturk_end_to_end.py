@@ -17,7 +17,7 @@ from django.test import Client
 
 from annotation.models import Assignment, Batch, QAPair
 from annotation.services.batches import BatchSpec
-from crowd.models import Payment
+from crowd.models import BatchPlatformState, Payment
 from crowd.providers.base import PaymentStatus
 from crowd.services.lifecycle import LifecycleError, change_status, launch, publish
 from crowd.services.review import approve_assignment, bonus, reject_assignment
@@ -131,7 +131,9 @@ def test_mturk__pause_expires_the_hits_and_refuses_resume(mturk_batch: Batch, fa
 
     change_status(mturk_batch, "pause")
     mturk_batch.refresh_from_db()
-    assert mturk_batch.status == Batch.Status.PAUSED and mturk_batch.options["mturk_expired"] is True
+    assert (
+        mturk_batch.status == Batch.Status.PAUSED and BatchPlatformState.of(mturk_batch.pk).stopped_for_good
+    )
     assert all(hit["Expiration"] <= time.time() for hit in fake_mturk_server.fake.hits.values())
     with pytest.raises(LifecycleError, match="cannot be listed again"):
         change_status(mturk_batch, "resume")

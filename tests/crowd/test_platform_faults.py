@@ -12,7 +12,7 @@ import pytest
 
 from annotation.models import Assignment, Batch
 from annotation.services.batches import BatchSpec
-from crowd.models import Payment
+from crowd.models import BatchPlatformState, Payment
 from crowd.providers.base import PaymentStatus
 from crowd.providers.mturk import errors
 from crowd.services.lifecycle import launch, publish, spent_cents
@@ -45,9 +45,8 @@ def test_publish__hits_made_by_a_crashed_launch_are_adopted_not_duplicated(
     batch, _ = launch(_spec())
     hit_ids = set(fake.hits)
     # The launch's answer was lost: the batch forgets its references, MTurk keeps its HITs.
-    options = dict(batch.options)
-    options.pop("published")
-    Batch.objects.filter(pk=batch.pk).update(options=options, status=Batch.Status.DRAFT, platform_ref="")
+    BatchPlatformState.objects.filter(batch=batch).update(published=None)
+    Batch.objects.filter(pk=batch.pk).update(status=Batch.Status.DRAFT, platform_ref="")
     batch.hits.update(platform_ref="")
     publish(batch)
     batch.refresh_from_db()

@@ -13,7 +13,7 @@ from django.test import Client
 
 from annotation.models import Assignment, Batch
 from annotation.services.batches import BatchSpec
-from crowd.models import Payment, WebhookEvent
+from crowd.models import BatchPlatformState, Payment, WebhookEvent
 from crowd.providers.base import PaymentStatus
 from crowd.providers.prolific.api import completion_url
 from crowd.services.lifecycle import change_status, launch
@@ -121,7 +121,7 @@ def test_prolific__study_submissions_webhooks_review_bonus(
 def test_prolific__pause_and_resume_the_study(prolific_batch: Batch, fake_prolific_server) -> None:  # noqa: ANN001
     study = fake_prolific_server.fake.studies[prolific_batch.platform_ref]
     change_status(prolific_batch, "pause")
-    assert study["status"] == "PAUSED" and "mturk_expired" not in prolific_batch.options
+    assert study["status"] == "PAUSED" and not BatchPlatformState.of(prolific_batch.pk).stopped_for_good
     change_status(prolific_batch, "resume")
     prolific_batch.refresh_from_db()
     assert study["status"] == "ACTIVE" and prolific_batch.status == Batch.Status.PUBLISHED

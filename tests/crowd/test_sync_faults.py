@@ -19,7 +19,7 @@ from django.utils import timezone
 from annotation.models import Assignment, Batch
 from annotation.services.batches import BatchSpec
 from crowd import tasks
-from crowd.models import Qualification, Worker
+from crowd.models import BatchPlatformState, Qualification, Worker
 from crowd.services.lifecycle import launch
 from crowd.services.review import ReviewError, approve_assignment
 from crowd.services.sync import TransientSyncError, sync_batch
@@ -104,7 +104,7 @@ def test_sync__deleted_hits_mark_the_batch_needing_attention_not_failing_row_by_
     counts = sync_batch(mturk_batch)
     mturk_batch.refresh_from_db()
     assert "no longer knows this batch" in counts["needs_attention"]
-    assert mturk_batch.options["needs_attention"]["reason"] == counts["needs_attention"]
+    assert BatchPlatformState.of(mturk_batch.pk).attention_reason == counts["needs_attention"]
     from django.contrib.auth import get_user_model
     from django.test import Client
 
@@ -152,7 +152,7 @@ def test_sync_batches__exits_non_zero_and_lists_a_batch_needing_attention(
     assert f"Batch({mturk_batch.pk})" in str(raised.value) and "open each batch's page" in str(raised.value)
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["failed"] == []
-    reason = Batch.objects.get(pk=mturk_batch.pk).options["needs_attention"]["reason"]
+    reason = BatchPlatformState.of(mturk_batch.pk).attention_reason
     assert summary["needs_attention"] == [{"batch": mturk_batch.pk, "reason": reason}]
 
 
