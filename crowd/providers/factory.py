@@ -1,19 +1,21 @@
 """Provider registry: a name and settings-like values in, a ``CrowdProvider`` out.
 
-``mturk``, ``prolific`` and ``fake`` are registered here; the DB-backed ``local`` provider registers itself
-(``register_provider("local", LocalProvider.from_config)``) from the Django side, so this package stays
-free of Django. An unknown name raises ``ProviderConfigError`` (compare Potato's registry, which logs and
-returns ``None``).
+Each platform's traits name its provider class (``provider_path``), imported when a provider is first
+built: the platform SDKs (boto3/botocore, requests) and the DB-backed local provider load then, not when
+Django starts, so web workers that only serve HIT pages never pay for them. ``register_provider`` adds
+or replaces a factory (tests). An unknown name raises ``ProviderConfigError`` (compare Potato's registry,
+which logs and returns ``None``).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from crowd.providers.base import CrowdProvider
 from crowd.providers.errors import ProviderConfigError
-from crowd.providers.traits import platform_traits
+from crowd.providers.traits import TEST_PLATFORMS, platform_traits, traits_for
 
 ProviderFactory = Callable[[Mapping[str, Any]], CrowdProvider]
 
@@ -21,27 +23,8 @@ SHARED_CONFIG_KEYS = ("PUBLIC_BASE_URL",)
 """Settings every provider may read; each platform's own are its traits' ``config_keys``."""
 
 
-def _mturk(config: Mapping[str, Any]) -> CrowdProvider:
-    from crowd.providers.mturk.provider import MTurkProvider
-
-    return MTurkProvider.from_config(config)
-
-
-def _prolific(config: Mapping[str, Any]) -> CrowdProvider:
-    from crowd.providers.prolific.provider import ProlificProvider
-
-    return ProlificProvider.from_config(config)
-
-
-def _fake(config: Mapping[str, Any]) -> CrowdProvider:
-    from crowd.providers.fake.provider import FakeProvider
-
-    return FakeProvider.from_config(config)
-
-
-# The platform SDKs (boto3/botocore, requests) load when a provider is first built, not when Django
-# starts: web workers that only serve HIT pages never pay for them.
-_REGISTRY: dict[str, ProviderFactory] = {"mturk": _mturk, "prolific": _prolific, "fake": _fake}
+_REGISTRY: dict[str, ProviderFactory] = {}
+"""Factories registered with ``register_provider``; they take precedence over the traits' providers."""
 
 
 def register_provider(name: str, factory: ProviderFactory) -> None:
@@ -50,8 +33,24 @@ def register_provider(name: str, factory: ProviderFactory) -> None:
 
 
 def provider_names() -> tuple[str, ...]:
-    """Return the registered provider names, sorted."""
-    return tuple(sorted(_REGISTRY))
+    """Return the names a provider can be built for, sorted."""
+    built = {traits.name for traits in platform_traits() if traits.provider_path}
+    return tuple(sorted({*_REGISTRY, *built, *TEST_PLATFORMS}))
+
+
+def _factory(name: str) -> ProviderFactory:
+    """The registered factory for ``name``, else the ``from_config`` of its traits' provider class."""
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    try:
+        path = traits_for(name).provider_path
+    except ProviderConfigError:
+        path = ""
+    if not path:
+        raise ProviderConfigError(f"unknown crowd provider {name!r}; known: {', '.join(provider_names())}")
+    module, _, attribute = path.partition(":")
+    provider: Any = getattr(importlib.import_module(module), attribute)  # each provider's from_config
+    return provider.from_config
 
 
 def config_keys() -> tuple[str, ...]:
@@ -74,7 +73,7 @@ def get_provider(name: str, settings: Any) -> CrowdProvider:
     """Build the provider called ``name``.
 
     Args:
-        name: ``mturk``, ``prolific``, ``fake`` or a registered name (``local``).
+        name: a platform's stored name (``Batch.provider``), ``fake``, or a registered name.
         settings: a mapping or an object holding the provider settings (``MTURK_SANDBOX``...).
 
     Returns:
@@ -83,7 +82,4 @@ def get_provider(name: str, settings: Any) -> CrowdProvider:
     Raises:
         ProviderConfigError: unknown name or missing configuration (e.g. an empty Prolific token).
     """
-    factory = _REGISTRY.get(name)
-    if factory is None:
-        raise ProviderConfigError(f"unknown crowd provider {name!r}; known: {', '.join(provider_names())}")
-    return factory(config_from(settings))
+    return _factory(name)(config_from(settings))

@@ -50,6 +50,7 @@ class PlatformTraits:
             payment whose answer was lost (``CrowdProvider.bonuses_on_record``).
         fees: what the platform charges on rewards and bonuses (:class:`crowd.providers.costs.FeeSchedule`).
         config_keys: the settings the platform's provider reads (``crowd.providers.factory.config_from``).
+        provider_path: ``module:Class`` of the platform's ``CrowdProvider``, imported when one is built.
     """
 
     name: ClassVar[str] = ""
@@ -64,6 +65,7 @@ class PlatformTraits:
     frame_origins: ClassVar[tuple[str, ...]] = ()
     fees: ClassVar[FeeSchedule] = NO_FEES
     config_keys: ClassVar[tuple[str, ...]] = ()
+    provider_path: ClassVar[str] = ""
     do_not_call_in_templates: ClassVar[bool] = True
     """Templates read the traits class's attributes; Django must not instantiate it."""
 

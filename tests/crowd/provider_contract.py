@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Optional
 
 import pytest
@@ -114,15 +115,15 @@ class ProviderContract(abc.ABC):
         assert all(u.platform_id for u in batch.units) and batch.platform_batch_id
         assert harness.provider.list_submissions(batch) == []
 
-    def test_launch__retried_finds_what_the_first_created_when_the_platform_says_it_is_safe(
-        self, harness: ProviderHarness
-    ) -> None:
-        if not harness.provider.publish_retry_safe:
-            pytest.skip("the platform declares a publish unsafe to retry (the life cycle guards it)")
+    def test_launch__resumed_finds_what_the_first_attempt_created(self, harness: ProviderHarness) -> None:
+        """A resumed publish (``resume=True``, no id recorded: the first answer was lost) adopts the units
+        the first attempt put on the platform instead of creating them again."""
+        assert harness.provider.publish_retry_safe
         request = harness.request(units=2)
         first = harness.provider.publish(request)
-        again = harness.provider.publish(request)
+        again = harness.provider.publish(replace(request, resume=True))
         assert again.unit_ids() == first.unit_ids()
+        assert again.platform_batch_id == first.platform_batch_id
 
     # --- arrival and completion --------------------------------------------------------------------------
 

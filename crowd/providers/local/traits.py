@@ -14,3 +14,4 @@ class LocalTraits(PlatformTraits):
     short_name = "local crowd"
     external = False
     fees = NO_FEES
+    provider_path = "crowd.providers.local.provider:LocalProvider"

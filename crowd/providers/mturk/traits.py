@@ -97,6 +97,7 @@ class MTurkTraits(PlatformTraits):
         "MTURK_EXTRA_SUBMIT_ORIGINS",
         "MTURK_MAX_ATTEMPTS",
     )
+    provider_path = "crowd.providers.mturk.provider:MTurkProvider"
 
     @classmethod
     def stand_in_origins(cls, config: Mapping[str, Any]) -> tuple[str, ...]:

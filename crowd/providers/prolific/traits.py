@@ -45,6 +45,7 @@ class ProlificTraits(PlatformTraits):
         "PROLIFIC_BLOCK_GROUP_ID",
         "PROLIFIC_RETRIES",
     )
+    provider_path = "crowd.providers.prolific.provider:ProlificProvider"
 
     @classmethod
     def read_arrival(cls, params: Mapping[str, str], config: Mapping[str, Any]) -> Optional[Arrival]:

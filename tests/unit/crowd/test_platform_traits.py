@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
 from annotation.platforms import Platform
 from crowd.providers.arrival import ArrivalError, Finished
+from crowd.providers.base import CrowdProvider
 from crowd.providers.errors import ProviderConfigError
 from crowd.providers.fake.provider import FakeProvider
 from crowd.providers.mturk.provider import MTurkProvider
@@ -42,6 +45,14 @@ def test_providers__inherit_their_platform_traits() -> None:
 
     for provider in (MTurkProvider, ProlificProvider, LocalProvider):
         assert issubclass(provider, traits_for(provider.name))
+
+
+def test_provider_path__names_a_provider_of_the_platform_itself() -> None:
+    for name in (*Platform.values(), "fake"):
+        module, _, attribute = traits_for(name).provider_path.partition(":")
+        provider = getattr(importlib.import_module(module), attribute)
+        assert issubclass(provider, CrowdProvider) and issubclass(provider, traits_for(name))
+        assert provider.name == name
 
 
 def test_fake_provider__declares_every_trait_itself() -> None:
