@@ -1,8 +1,13 @@
-"""The demo data the quick start loads: a syllabus (text + a generated PDF) and textbook paragraphs.
+"""The demo data the quick start loads: syllabi (text + a generated PDF) with reference QA pairs, and
+textbook paragraphs.
 
 The files live in ``demo/`` in the repository and are written for crowdqa, so the demo works without
-the real datasets. Page breaks in the syllabus text are form feeds; the PDF is generated from the same
-pages with reportlab, so its page boundaries match the stored offsets exactly.
+the real datasets: one hand-written syllabus (``demo/syllabi/``), ten more generated from the course
+facts of ``demo/courses/courses.json`` with fourteen reference QA pairs each
+(:mod:`annotation.demo_syllabi`), enough for a release with train, val and test and a benchmark on
+``test``, and the textbook paragraphs of ``demo/textbook/``. Page breaks in the syllabus text are form
+feeds; the PDF is generated from the same pages with reportlab, so its page boundaries match the stored
+offsets exactly.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from annotation.models import Corpus
+from annotation.demo_syllabi import DemoSyllabus, load_courses
+from annotation.models import AnswerSpan, Corpus, Document, QAPair, ReasoningStep
 from annotation.services.importing import Counts, _upsert_document, import_documents
 
 DEMO_DIR = Path(settings.BASE_DIR) / "demo"
@@ -50,25 +56,30 @@ def load_demo() -> dict[str, Any]:
             name=SYLLABUS_CORPUS,
             defaults={
                 "kind": Corpus.Kind.SYLLABUS,
-                "description": "A demo course syllabus written for crowdqa (BIO 105, fictional).",
+                "description": "Course syllabi written for crowdqa (fictional; reference QA pairs).",
                 "source": "crowdqa demo data",
                 "license": "CC0",
             },
         )
         existing = {d.name: d for d in corpus.documents.all()}
-        for path in sorted((DEMO_DIR / "syllabi").glob("*.txt")):
-            pages = path.read_text(encoding="utf-8").split("\f")
+        sources = [
+            (path.stem, path.read_text(encoding="utf-8").split("\f"), None)
+            for path in sorted((DEMO_DIR / "syllabi").glob("*.txt"))
+        ]
+        sources += [(s.name, list(s.pages), s) for s in load_courses(DEMO_DIR / "courses" / "courses.json")]
+        pairs = 0
+        for name, pages, generated in sources:
             starts, offset = [], 0
             for page in pages:
                 starts.append(offset)
                 offset += len(page)
             with tempfile.TemporaryDirectory() as tmp:
-                pdf_path = Path(tmp) / f"{path.stem}.pdf"
+                pdf_path = Path(tmp) / f"{name}.pdf"
                 pdf_path.write_bytes(render_pdf(pages))
-                _upsert_document(
+                document = _upsert_document(
                     corpus,
                     existing,
-                    path.stem,
+                    name,
                     "".join(pages),
                     starts,
                     {"course": pages[0].splitlines()[0]},
@@ -76,6 +87,8 @@ def load_demo() -> dict[str, Any]:
                     pdf_path,
                     counts,
                 )
+            if generated is not None:
+                pairs += _add_reference_pairs(corpus, document, generated)
     textbook = import_documents(TEXTBOOK_CORPUS, [DEMO_DIR / "textbook"], min_paragraph_chars=40)
     Corpus.objects.filter(name=TEXTBOOK_CORPUS).update(
         kind=Corpus.Kind.TEXTBOOK,
@@ -83,13 +96,51 @@ def load_demo() -> dict[str, Any]:
         source="crowdqa demo data",
         license="CC0",
     )
-    return {"syllabi": counts.as_dict(), "textbook": textbook.as_dict()}
+    return {"syllabi": {**counts.as_dict(), "reference_pairs_added": pairs}, "textbook": textbook.as_dict()}
+
+
+def _add_reference_pairs(corpus: Corpus, document: Document, syllabus: DemoSyllabus) -> int:
+    """Store the generated syllabus's reference pairs once (by id), spans located in the text."""
+    known = set(corpus.qa_pairs.filter(document=document).values_list("external_id", flat=True))
+    added = 0
+    for pair in syllabus.pairs:
+        if pair.id in known:
+            continue
+        qa = QAPair.objects.create(
+            corpus=corpus,
+            document=document,
+            external_id=pair.id,
+            question_type=pair.question_type,
+            question=pair.question,
+            answer=pair.answer,
+        )
+        spans = []
+        for position, text in enumerate(pair.spans):
+            start = document.text.index(text)
+            spans.append(
+                AnswerSpan(
+                    qa_pair=qa,
+                    position=position,
+                    text=text,
+                    start=start,
+                    end=start + len(text),
+                    page=document.page_of(start),
+                )
+            )
+        AnswerSpan.objects.bulk_create(spans)
+        ReasoningStep.objects.bulk_create(
+            ReasoningStep(qa_pair=qa, position=position, text=text)
+            for position, text in enumerate(pair.steps)
+        )
+        added += 1
+    return added
 
 
 DEMO_BATCHES = (
-    ("Demo: syllabus QA", "syllabus_qa", SYLLABUS_CORPUS, 3),
-    ("Demo: SciQ questions", "sciq_question", TEXTBOOK_CORPUS, 1),
+    ("Demo: syllabus QA", "syllabus_qa", SYLLABUS_CORPUS, 3, 3),
+    ("Demo: SciQ questions", "sciq_question", TEXTBOOK_CORPUS, 1, 4),
 )
+"""(name, kind, corpus, assignments per HIT, HITs): the SciQ batch leaves passages free for a second one."""
 
 
 def load_demo_batches() -> dict[str, Any]:
@@ -106,12 +157,19 @@ def load_demo_batches() -> dict[str, Any]:
 
     filtered = filter_corpus(Corpus.objects.get(name=TEXTBOOK_CORPUS))
     batches: dict[str, Any] = {}
-    for name, kind, corpus, assignments in DEMO_BATCHES:
+    for name, kind, corpus, assignments, limit in DEMO_BATCHES:
         batch = Batch.objects.filter(name=name).first()
         if batch is None:
             try:
                 batch = create_batch(
-                    BatchSpec(kind=kind, corpus=corpus, name=name, assignments=assignments, reward_cents=0)
+                    BatchSpec(
+                        kind=kind,
+                        corpus=corpus,
+                        name=name,
+                        assignments=assignments,
+                        reward_cents=0,
+                        limit=limit,
+                    )
                 )
             except BatchSpecError as exc:  # e.g. every demo passage already used in an earlier run
                 batches[kind] = {"error": str(exc)}

@@ -43,8 +43,8 @@ def test_filter_passages__stores_verdicts_and_resumes() -> None:
         filter_status=Passage.FilterStatus.PENDING, filtered_at=None
     )
     (summary,) = _lines("filter_passages", "demo-textbook", "--sync")
-    assert summary["status"] == "done" and summary["judged"] == 12 and summary["pending"] == 0
-    assert summary["accepted"] + summary["rejected"] == 12
+    assert summary["status"] == "done" and summary["judged"] == 24 and summary["pending"] == 0
+    assert summary["accepted"] + summary["rejected"] == 24
     assert not Passage.objects.filter(corpus__name="demo-textbook", filtered_at=None).exists()
     (again,) = _lines("filter_passages", "demo-textbook", "--sync")
     assert again["judged"] == 0  # nothing pending: a re-run does no work twice
