@@ -21,6 +21,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation import question_types as qt
+from annotation.active_time import merge_report
 from annotation.batch_options import check_batch_options
 from annotation.drafts import merge_draft
 from annotation.platforms import Platform
@@ -462,6 +463,14 @@ class Assignment(models.Model):
     )
     reviewed_at = models.DateTimeField(null=True, blank=True)
     time_on_task_seconds = models.FloatField(null=True, blank=True)
+    active_seconds = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Time the HIT page was visible and in use (annotation.active_time); None without script.",
+    )
+    active_pages = models.JSONField(
+        default=dict, blank=True, help_text="Per page load of the HIT, its active milliseconds."
+    )
     feedback = models.TextField(blank=True, help_text="Reason given to the worker on rejection.")
     platform_ref = models.CharField(max_length=200, blank=True, db_index=True, help_text="e.g. AssignmentId.")
     platform_meta = models.JSONField(default=dict, blank=True)
@@ -501,6 +510,17 @@ class Assignment(models.Model):
         self.save(update_fields=["draft", "draft_revisions", "draft_saved_at"])
 
     save_draft.alters_data = True  # type: ignore[attr-defined]
+
+    def record_active(self, page: str, ms: int, now: Optional[Any] = None) -> None:
+        """Merge a HIT page's report of its active time (:mod:`annotation.active_time`); only while
+        the assignment is open, so time reported after the submission never changes its pay."""
+        if self.status != self.Status.ACCEPTED:
+            return
+        wall = ((now or timezone.now()) - self.accepted_at).total_seconds()
+        self.active_pages, self.active_seconds = merge_report(self.active_pages or {}, page, ms, wall)
+        self.save(update_fields=["active_pages", "active_seconds"])
+
+    record_active.alters_data = True  # type: ignore[attr-defined]
 
     def submit(self, answers: dict[str, Any], now: Optional[Any] = None) -> None:
         """Store the final answers and the time on task.

@@ -12,6 +12,7 @@ hit_patterns = (
         path("hit/tutorial/<slug:kind>/", hit_views.tutorial, name="tutorial"),
         path("a/<str:token>/", hit_views.assignment_page, name="assignment"),
         path("a/<str:token>/draft/", hit_views.save_draft, name="draft"),
+        path("a/<str:token>/active/", hit_views.report_active, name="active"),
         path("a/<str:token>/locate-span/", hit_views.locate_span, name="locate-span"),
         path("a/<str:token>/return/", hit_views.return_hit, name="return"),
         path("a/<str:token>/consent/", hit_views.give_consent, name="consent"),

@@ -25,6 +25,7 @@ from django.utils.cache import patch_cache_control
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from annotation.active_time import MS_FIELD, PAGE_FIELD, parse_report
 from annotation.drafts import REVISIONS_FIELD, parse_revisions
 from annotation.hits import FormCheck, HitConflict, HitHandler, handler_for
 from annotation.models import HIT, Assignment, Batch, Document, IllegalTransition
@@ -203,6 +204,7 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
             # The submit's conditional UPDATE is the row lock: a double submission or an expiry that
             # won the race leaves nothing to store, and the page says what happened instead. The
             # handler stores with the HIT, batch, corpus and worker the signed link's read brought.
+            _record_active(request, assignment)
             try:
                 assignment.submit(fields)
             except IllegalTransition:
@@ -299,7 +301,42 @@ def save_draft(request: HttpRequest, token: str) -> JsonResponse:
             return JsonResponse({"saved": False, "status": assignment.status}, status=409)
         fields = handler_for(assignment.hit.batch.kind).fields_from(request.POST)
         assignment.save_draft(fields, _revisions(request, fields))
+        _record_active(request, assignment)
     return JsonResponse({"saved": True, "saved_at": assignment.draft_saved_at.isoformat()})
+
+
+def _record_active(request: HttpRequest, assignment: Assignment) -> bool:
+    """Merge the page's active-time report (``active_page``, ``active_ms``) if the POST carries one."""
+    report = parse_report(request.POST.get(PAGE_FIELD), request.POST.get(MS_FIELD))
+    if report is None:
+        return False
+    assignment.record_active(*report)
+    return True
+
+
+@csrf_exempt
+@require_POST
+def report_active(request: HttpRequest, token: str) -> JsonResponse:
+    """The page's running total of active time, sent when it is hidden or left (``sendBeacon``).
+
+    Security behavior: the signed link is the credential and the admission rule must still admit the
+    worker (:func:`worker.admission.admit_link`); only an accepted, unexpired assignment takes a report,
+    a report is capped at the wall time since the assignment was accepted (so a forged total cannot
+    raise the pay computed from it beyond what the clock allows), and a malformed one is refused (400).
+    """
+    with transaction.atomic():
+        assignment = hit_links.assignment_for(token, lock=True)
+        try:
+            admission.admit_link(assignment)
+        except admission.Refused as exc:
+            return JsonResponse({"saved": False, "error": str(exc)}, status=exc.status)
+        if assignment.is_overdue or assignment.status != Assignment.Status.ACCEPTED:
+            return JsonResponse({"saved": False, "status": assignment.status}, status=409)
+        if not _record_active(request, assignment):
+            return JsonResponse(
+                {"saved": False, "error": "active_page and active_ms are required"}, status=400
+            )
+    return JsonResponse({"saved": True, "active_seconds": assignment.active_seconds})
 
 
 @csrf_exempt

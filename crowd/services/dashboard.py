@@ -23,14 +23,22 @@ def _median(values: list[float]) -> Optional[float]:
     return statistics.median(values) if values else None
 
 
+def _worked_seconds(a: Assignment) -> Optional[float]:
+    """Seconds the worker spent on an assignment: its measured active time, else accept-to-submit."""
+    return a.active_seconds if a.active_seconds is not None else a.time_on_task_seconds
+
+
 def batch_stats(batch: Batch) -> dict[str, Any]:
     """Compute the dashboard of a batch.
 
     Returns:
         ``progress`` (HITs by status, assignments by status), ``cost`` (ledger rewards, bonuses, fees,
-        committed, total, estimate, budget cap), ``median_seconds`` per HIT, ``hourly_pay_cents``
-        (reward plus mean bonus over the median time; None without times), ``qc`` (pairs, flagged
-        pairs, rate per code) and ``workers`` (one dict per worker, by pseudonym).
+        committed, total, estimate, budget cap), ``median_seconds`` per HIT (accept to submit),
+        ``median_active_seconds`` (measured by the HIT page), ``hourly_pay_cents`` (reward plus mean
+        bonus over the median worked time: active time where the page measured it, else accept to
+        submit; None without times), ``qc`` (pairs, flagged pairs, rate per code) and ``workers`` (one
+        dict per worker, by pseudonym, with its summed ``worked_seconds`` (active time where
+        measured) and ``hourly_pay_cents``).
     """
     hits = dict(HIT.objects.filter(batch=batch).values_list("status").annotate(n=Count("pk")))
     assignments = Assignment.objects.filter(hit__batch=batch).select_related("worker")
@@ -39,13 +47,17 @@ def batch_stats(batch: Batch) -> dict[str, Any]:
         a.time_on_task_seconds for a in assignments if a.time_on_task_seconds is not None and a.submitted_at
     ]
     median_seconds = _median(times)
+    # Pay per hour of work counts the time the HIT page was visible and in use where the page measured
+    # it (annotation.active_time), and falls back to accept-to-submit time for work submitted without.
+    worked = [_worked_seconds(a) for a in assignments if a.submitted_at and _worked_seconds(a) is not None]
+    median_active = _median([a.active_seconds for a in assignments if a.submitted_at and a.active_seconds])
     cost = spent_cents(batch)
     submitted = sum(
         by_status[s]
         for s in (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED, Assignment.Status.REJECTED)
     )
     mean_bonus = cost["bonuses"] / submitted if submitted else 0
-    hourly = effective_hourly_pay_cents(round(batch.reward_cents + mean_bonus), median_seconds or 0)
+    hourly = effective_hourly_pay_cents(round(batch.reward_cents + mean_bonus), _median(worked) or 0)
     pairs = list(QAPair.objects.filter(assignment__hit__batch=batch).values("assignment__worker", "qc_flags"))
     code_counts: Counter[str] = Counter()
     flagged = 0
@@ -61,6 +73,7 @@ def batch_stats(batch: Batch) -> dict[str, Any]:
         per_worker_flags[pair["assignment__worker"]] += len(problems)
     workers: dict[int, dict[str, Any]] = {}
     worker_times: dict[int, list[float]] = defaultdict(list)
+    worker_active: dict[int, list[float]] = defaultdict(list)
     for a in assignments:
         row = workers.setdefault(
             a.worker_id,
@@ -82,8 +95,19 @@ def batch_stats(batch: Batch) -> dict[str, Any]:
         row["rejected"] += a.status == Assignment.Status.REJECTED
         if a.time_on_task_seconds is not None and a.submitted_at:
             worker_times[a.worker_id].append(a.time_on_task_seconds)
+        if a.submitted_at and _worked_seconds(a) is not None:
+            worker_active[a.worker_id].append(_worked_seconds(a) or 0.0)
     for worker_id, row in workers.items():
         row["median_seconds"] = _median(worker_times[worker_id])
+        row["worked_seconds"] = round(sum(worker_active[worker_id]), 1) if worker_active[worker_id] else None
+        row["hourly_pay_cents"] = (
+            effective_hourly_pay_cents(
+                round(batch.reward_cents + mean_bonus) * len(worker_active[worker_id]),
+                sum(worker_active[worker_id]),
+            )
+            if worker_active[worker_id]
+            else None
+        )
         row["pairs"] = per_worker_pairs.get(worker_id, 0)
         row["flags_per_pair"] = (per_worker_flags[worker_id] / row["pairs"]) if row["pairs"] else None
     return {
@@ -102,6 +126,7 @@ def batch_stats(batch: Batch) -> dict[str, Any]:
             "currency": batch.currency,
         },
         "median_seconds": median_seconds,
+        "median_active_seconds": median_active,
         "hourly_pay_cents": hourly,
         "qc": {
             "pairs": len(pairs),

@@ -241,3 +241,56 @@ def test_return_and_expiry_close_the_link(client, batch: Batch) -> None:  # type
     assert expired.status_code == 410 and "Time is up" in expired.content.decode()
     other.refresh_from_db()
     assert other.status == Assignment.Status.EXPIRED
+
+
+def test_report_active__merges_per_page_caps_at_the_clock_and_refuses_what_it_must(
+    client, batch: Batch
+) -> None:  # type: ignore[no-untyped-def]
+    """Security behavior of the active-time report: a forged total cannot exceed the wall clock, a
+    malformed one is refused, a forged link is 404, a blocked worker or a closed assignment gets nothing."""
+    assignment = claim_next(batch, make_worker("a"))
+    Consent.objects.create(worker=assignment.worker, batch=batch)
+    Assignment.objects.filter(pk=assignment.pk).update(accepted_at=timezone.now() - timedelta(seconds=60))
+    url = hit_links.url_for(assignment)
+    token = hit_links.token_for(assignment)
+    assert (
+        client.post(f"{url}active/", {"active_page": "p1", "active_ms": "20000"}).json()["active_seconds"]
+        == 20
+    )
+    # A late, smaller total from the same page load never lowers it; a second page load adds its own.
+    client.post(f"{url}active/", {"active_page": "p1", "active_ms": "5000"})
+    client.post(f"{url}active/", {"active_page": "p2", "active_ms": "10000"})
+    assignment.refresh_from_db()
+    assert assignment.active_pages == {"p1": 20000, "p2": 10000} and assignment.active_seconds == 30
+    # A forged total is capped at the time since the assignment was accepted.
+    client.post(f"{url}active/", {"active_page": "p3", "active_ms": str(10**12)})
+    assignment.refresh_from_db()
+    assert 60 <= assignment.active_seconds <= 62
+    for bad in ({"active_page": "p1", "active_ms": "-5"}, {"active_page": "p<1>", "active_ms": "5"}, {}):
+        assert client.post(f"{url}active/", bad).status_code == 400
+    assert (
+        client.post(f"/a/{token[:-2]}xx/active/", {"active_page": "p", "active_ms": "1"}).status_code == 404
+    )
+    # Autosaves carry the total too.
+    client.post(f"{url}draft/", {"question": "Half", "active_page": "p4", "active_ms": "1000"})
+    assignment.refresh_from_db()
+    assert assignment.active_pages["p4"] == 1000
+    assignment.worker.blocked = True
+    assignment.worker.save(update_fields=["blocked"])
+    assert client.post(f"{url}active/", {"active_page": "p5", "active_ms": "1"}).status_code in (403, 404)
+    assignment.worker.blocked = False
+    assignment.worker.save(update_fields=["blocked"])
+    Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.SUBMITTED)
+    assert client.post(f"{url}active/", {"active_page": "p5", "active_ms": "1"}).status_code == 409
+
+
+def test_merge_report__pure_rules() -> None:
+    from annotation.active_time import MAX_PAGES, merge_report, parse_report
+
+    pages, total = merge_report({}, "a", 4000, wall_seconds=10)
+    pages, total = merge_report(pages, "b", 9000, wall_seconds=10)
+    assert pages == {"a": 4000, "b": 9000} and total == 10  # two tabs at once never exceed the clock
+    many = {f"p{i}": 1 for i in range(MAX_PAGES)}
+    assert "new" not in merge_report(many, "new", 5, wall_seconds=1000)[0]
+    assert parse_report("x" * 41, "1") is None and parse_report("ok", "1.5") is None
+    assert parse_report("ok-1_A", "15") == ("ok-1_A", 15)

@@ -92,6 +92,7 @@ ENDPOINTS = (
     Endpoint(
         "draft", "POST", "/a/{token}/draft/", "anon", ("passage", "question", "answer", "draft_revisions")
     ),
+    Endpoint("active", "POST", "/a/{token}/active/", "anon", ("active_page", "active_ms")),
     Endpoint("locate-span", "POST", "/a/{token}/locate-span/", "anon", ("text",)),
     Endpoint("consent", "POST", "/a/{token}/consent/", "anon", ("consent",)),
     Endpoint("return", "POST", "/a/{token_other}/return/", "anon", ("x",)),

@@ -12,6 +12,65 @@
     status.className = "autosave" + (cls ? " " + cls : "");
   }
 
+  // ---- active time -----------------------------------------------------------------------
+  // Counts the time this page is visible and in use: an input (key, pointer, scroll, focus) within the
+  // last IDLE_MS. The running total goes with every autosave, in a beacon when the page is hidden or
+  // left, and with the submission; the server keeps the largest total per page load
+  // (annotation/active_time.py), so a reload or a late beacon never counts twice.
+  var active = null;
+  if (form && form.dataset.activeUrl) {
+    active = (function () {
+      var IDLE_MS = 90000;
+      var page = Date.now().toString(36) + "-" + Math.random().toString(36).slice(2, 10);
+      var total = 0, last = Date.now(), lastInput = Date.now();
+      var visible = function () { return document.visibilityState !== "hidden"; };
+      var tick = function () {
+        var now = Date.now();
+        if (visible()) total += Math.max(0, Math.min(now, lastInput + IDLE_MS) - Math.max(last, 0));
+        last = now;
+      };
+      var poke = function () { tick(); lastInput = Date.now(); };
+      ["keydown", "input", "pointerdown", "pointermove", "wheel", "scroll", "focusin", "touchstart"].forEach(function (name) {
+        document.addEventListener(name, poke, { capture: true, passive: true });
+      });
+      var fields = function (data) {
+        tick();
+        data.set("active_page", page);
+        data.set("active_ms", String(Math.round(total)));
+        return data;
+      };
+      var send = function () {
+        var data = fields(new URLSearchParams());
+        if (navigator.sendBeacon && navigator.sendBeacon(form.dataset.activeUrl, data)) return;
+        fetch(form.dataset.activeUrl, { method: "POST", body: data, credentials: "same-origin", keepalive: true }).catch(function () {});
+      };
+      document.addEventListener("visibilitychange", function () {
+        if (!visible()) {
+          // Count up to the moment the page was hidden, then nothing until it is shown again.
+          var now = Date.now();
+          total += Math.max(0, Math.min(now, lastInput + IDLE_MS) - last);
+          last = now;
+          send();
+        } else {
+          last = Date.now();
+          lastInput = last; // coming back to the page is an input
+        }
+      });
+      window.addEventListener("pagehide", send);
+      setInterval(tick, 5000);
+      form.addEventListener("submit", function () {
+        var body = fields(new URLSearchParams());
+        ["active_page", "active_ms"].forEach(function (name) {
+          var input = form.querySelector("input[name=" + name + "]");
+          if (!input) { input = document.createElement("input"); input.type = "hidden"; input.name = name; form.appendChild(input); }
+          input.value = body.get(name);
+        });
+      });
+      return { fields: fields, total: function () { tick(); return total; } };
+    })();
+    window.crowdqaActiveTime = active;
+  }
+
   // ---- autosave --------------------------------------------------------------------------
   // Every field carries a revision: when this page last changed it (ms on this computer's clock), or
   // the revision the server rendered it with. Saves send the whole form with the revisions and the
@@ -25,7 +84,9 @@
     var known = {}, lastRev = 0, dirty = false, saving = false, again = false, lastBody = null, debounce = null;
     var values = function () {
       var out = {};
-      new FormData(form).forEach(function (v, k) { if (typeof v === "string" && k !== "draft_revisions" && !(k in out)) out[k] = v; });
+      new FormData(form).forEach(function (v, k) {
+        if (typeof v === "string" && k !== "draft_revisions" && k !== "active_page" && k !== "active_ms" && !(k in out)) out[k] = v;
+      });
       return out;
     };
     var readLocal = function () { try { return JSON.parse(localStorage.getItem(localKey) || "{}") || {}; } catch (e) { return {}; } };
@@ -67,6 +128,7 @@
     var body = function () {
       var data = new URLSearchParams(new FormData(form));
       data.set("draft_revisions", JSON.stringify(revisions));
+      if (active) active.fields(data);
       return data;
     };
     // Once the server holds an edit, the browser's copy of it is dropped (nothing lingers on a shared computer).
