@@ -59,12 +59,12 @@ def submit_all(count: int, data: Path) -> list[int]:
     from django.test import Client
     from django.utils import timezone
 
-    from annotation import hit_links
     from annotation.models import Assignment
     from annotation.platforms import Platform
     from annotation.services.batches import BatchSpec, create_batch
     from crowd.models import Consent, Worker, pseudonym_for
     from tests.factories import make_textbook
+    from worker import hit_links
 
     items = sciq_items(data, count * 3)
     by_text = {p: (q, a) for p, q, a in items}

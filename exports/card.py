@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from exports.plots import plot_lengths, plot_types
 from exports.records import Record
 from exports.statistics import DocumentInfo, SplitStatistics, Summary, count_tokens
 
@@ -347,6 +346,9 @@ def write_card(
 
     Give the records (``by_split``) or the statistics gathered while writing them (``split_stats``).
     """
+    # matplotlib (and numpy) only where a card is written: web workers import this module, never plot.
+    from exports.plots import plot_lengths, plot_types
+
     stats = split_stats if split_stats is not None else split_statistics(by_split or {}, tokenize)
     (root / "plots").mkdir(parents=True, exist_ok=True)
     plot_lengths(stats, root / PLOT_LENGTHS)
