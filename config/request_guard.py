@@ -20,6 +20,7 @@ import codecs
 import re
 from collections.abc import Callable
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
 from django.http.multipartparser import MultiPartParserError
 
@@ -76,6 +77,10 @@ class RequestGuardMiddleware:
                 return HttpResponseBadRequest(refusal, content_type="text/plain; charset=utf-8")
             if request.content_type in FORM_TYPES and request.method == "POST":
                 try:
+                    if int(request.META.get("CONTENT_LENGTH") or 0) <= settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+                        # Read into memory first, so a view that reads the raw body (the webhook) still
+                        # can after the form was parsed; larger bodies (file uploads) are streamed.
+                        request.body  # noqa: B018
                     request.POST = _clean(request.POST)  # type: ignore[misc]
                 except (MultiPartParserError, UnicodeError, LookupError, ValueError):
                     request._mark_post_parse_error()  # type: ignore[attr-defined]

@@ -156,6 +156,20 @@ def test_next__a_local_path_is_followed(world: World) -> None:
     assert decided["Location"] == "/review/?flag=x"
 
 
+def test_webhook__a_form_body_is_refused_not_a_500(world: World) -> None:
+    """The guard parses form bodies before the webhook reads its raw body: it must still be readable."""
+    client = world.clients["anon"]
+    for content_type, body in (
+        (
+            "multipart/form-data; boundary=b",
+            b'--b\r\nContent-Disposition: form-data; name="x"\r\n\r\n1\r\n--b--',
+        ),
+        ("application/x-www-form-urlencoded", b"event_type=x&resource_id=y"),
+    ):
+        response = client.generic("POST", "/crowd/webhooks/prolific/", body, content_type=content_type)
+        assert response.status_code in (400, 403), response.status_code
+
+
 def test_webhook__signed_json_with_nan_or_infinity_is_a_400(world: World) -> None:
     for constant in (b"NaN", b"Infinity", b"-Infinity", b"1e999"):
         _webhook_refuses(world, constant)
