@@ -501,6 +501,17 @@ class CrowdProvider(PlatformTraits, abc.ABC):
         never from time, so that a retried task reuses it.
         """
 
+    def submission(self, batch: PublishedBatch, platform_assignment_id: str) -> Optional[PlatformSubmission]:
+        """The platform's own record of one submission, checked before it is approved or paid.
+
+        None when this platform has no such lookup (then nothing is checked here).
+
+        Raises:
+            NotFoundError: the platform does not know this id (made up by whoever opened the HIT).
+            ProviderError: the platform did not answer.
+        """
+        return None
+
     def bonuses_on_record(self, batch: PublishedBatch, platform_assignment_id: str) -> Optional[list[int]]:
         """The amounts (cents) the platform's own record shows paid as bonuses for an assignment.
 

@@ -135,6 +135,43 @@ def _platform(assignment: Assignment) -> tuple[CrowdProvider, PublishedBatch, st
     return provider, published, ref
 
 
+PLATFORM_CHECK = "platform_check"
+"""``Assignment.platform_meta`` key: why the platform's record did not vouch for this submission."""
+
+
+def _vouched(assignment: Assignment, provider: CrowdProvider, published: PublishedBatch, ref: str) -> None:
+    """Check with the platform that it knows this submission: same id, same worker, same HIT.
+
+    MTurk cannot confirm an assignment while it is being worked on, so anyone who knows a worker id and
+    a HIT id can open a HIT under a made-up ``assignmentId``; that work is never approved or paid. The
+    reason is kept on the assignment (``platform_meta["platform_check"]``) and shown to the researcher.
+
+    Raises:
+        ReviewError: the platform does not know the id, names another worker or HIT, or did not answer.
+    """
+    owner = f"Assignment({assignment.pk})"
+    try:
+        found = provider.submission(published, ref)
+    except errors.NotFoundError:
+        found, problem = None, f"{provider.name} has no assignment {ref}: the id was not one it issued"
+    except errors.ProviderError as exc:
+        raise ReviewError(f"{owner}: could not check it with {provider.name} ({exc}); try again") from exc
+    else:
+        if found is None:
+            return
+        problem = ""
+        if found.worker_id != assignment.worker.platform_id:
+            problem = f"{provider.name} says assignment {ref} belongs to another worker"
+        elif found.platform_unit_id and found.platform_unit_id != assignment.hit.platform_ref:
+            problem = f"{provider.name} says assignment {ref} belongs to another HIT"
+    if not problem:
+        return
+    Assignment.objects.filter(pk=assignment.pk).update(
+        platform_meta={**assignment.platform_meta, PLATFORM_CHECK: problem}
+    )
+    raise ReviewError(f"{owner}: {problem}; it is never approved or paid (reject it here)")
+
+
 def record_approval(assignment: Assignment, confirmed: bool) -> bool:
     """Approve locally and write the reward's ledger row, in one transaction (idempotent).
 
@@ -189,6 +226,8 @@ def approve_assignment(assignment: Assignment, feedback: str = "", confirm_no_wo
         _require_work(assignment, "approved", confirm_no_work)
     feedback = checked_text(feedback, "feedback", f"Assignment({assignment.pk})")
     provider, published, ref = _platform(assignment)
+    if assignment.status != Assignment.Status.APPROVED:
+        _vouched(assignment, provider, published, ref)
     with transaction.atomic():
         record_approval(assignment, confirmed=provider.external)
         try:
@@ -224,6 +263,11 @@ def reject_assignment(assignment: Assignment, reason: str, category: str = "OTHE
         local_review.reject(assignment, reason)
         try:
             provider.reject(published, ref, reason, category)
+        except errors.NotFoundError as exc:
+            # An id the platform never issued (made up at arrival): nothing there to disagree with.
+            note = {**assignment.platform_meta, PLATFORM_CHECK: f"{provider.name} has no assignment {ref}"}
+            Assignment.objects.filter(pk=assignment.pk).update(platform_meta=note)
+            logger.warning("Assignment(%s) rejected here only: %s", assignment.pk, exc)
         except errors.ProviderError as exc:
             raise ReviewError(
                 f"Assignment({assignment.pk}) reject on {provider.name}: {exc.message}"
@@ -282,6 +326,7 @@ def _pay_bonus(assignment: Assignment, amount_cents: int, reason: str, key: str)
                 f"Batch({batch.pk})'s budget ({budget.remaining_cents + cost} cents left)"
             )
     provider, published, ref = _platform(assignment)
+    _vouched(assignment, provider, published, ref)
     store = DbPaymentStore(batch, assignment.worker, assignment, kind=Payment.Kind.BONUS, reason=reason)
     try:
         return provider.bonus(published, ref, assignment.worker.platform_id, amount_cents, reason, key, store)

@@ -308,6 +308,10 @@ class MTurkProvider(MTurkTraits, CrowdProvider):
             operation=exc.operation,
         ) from exc
 
+    def submission(self, batch: PublishedBatch, platform_assignment_id: str) -> Optional[PlatformSubmission]:
+        """MTurk's record of an assignment (GetAssignment): its worker, HIT and status."""
+        return to_submission(mturk_api.get_assignment(self.client, platform_assignment_id))
+
     def approve(self, batch: PublishedBatch, platform_assignment_id: str, feedback: str = "") -> ReviewResult:
         """Approve an assignment; an already approved one gives ``changed=False``."""
         try:
