@@ -46,6 +46,8 @@ logger = logging.getLogger(__name__)
 
 JOB_KIND = "export_release"
 STEPS = 4
+"""Progress steps of an export job: select pairs, build records, write the release, register it; a
+request to publish has a fifth, the upload."""
 
 AgreementSource = Callable[[str], tuple[dict[str, float], Optional[str]]]
 """Dataset name -> (metric -> agreement figure, a note on where they come from), or ``({}, None)``."""
@@ -70,8 +72,6 @@ def card_agreement(name: str) -> tuple[dict[str, float], Optional[str]]:
         if figures:
             return figures, note
     return {}, None
-"""Progress steps of an export job: select pairs, build records, write the release, register it; a
-request to publish has a fifth, the upload."""
 
 
 class ExportRequestError(ValueError):
