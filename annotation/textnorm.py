@@ -1,4 +1,4 @@
-"""Text decoding and storable text shared by importers, HIT forms and QC (span location: filters/spans.py).
+"""Text decoding and storable text shared by importers, HIT forms and QC (span location: annotation/spans.py).
 
 No Django import: QC, importers and tests use it directly.
 """

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, NoReturn, Optional, Union
 
 from annotation import question_types as qt
-from filters.qc_common import SEVERITY
+from annotation.qc.common import SEVERITY
 
 logger = logging.getLogger(__name__)
 

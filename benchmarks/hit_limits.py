@@ -70,7 +70,7 @@ def submissions(text: str, budget: int) -> dict[str, dict[str, str]]:
     from annotation import question_types as qt
     from annotation.hits.base import MAX_FIELD_CHARS
     from annotation.hits.syllabus_qa import CARD_TYPES, field_name
-    from filters.spans import MAX_REPAIR_CHARS
+    from annotation.spans import MAX_REPAIR_CHARS
 
     rng = random.Random(7)
     cases: dict[str, dict[str, str]] = {}

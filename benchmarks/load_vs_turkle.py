@@ -114,8 +114,8 @@ def sciq_items(root: Path, needed: int, at_least: int = 0) -> list[tuple[str, st
     """
     from annotation.hits.sciq_question import QC_OPTIONS
     from annotation.importers.mcq import read_sciq
-    from filters.qc_common import ERROR
-    from filters.qc_sciq import SciQItem, check_item
+    from annotation.qc.common import ERROR
+    from annotation.qc.sciq import SciQItem, check_item
 
     items: dict[str, tuple[str, str, str]] = {}
     for record in read_sciq(root):

@@ -31,9 +31,9 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from annotation.importers.syllabusqa_csv import read_qa_rows, split_dir  # noqa: E402
+from annotation.qc.syllabusqa import SyllabusQAOptions, SyllabusQAPair, check_pairs  # noqa: E402
 from annotation.question_types import SPLITS  # noqa: E402
 from config.shared_data import dataset_dir  # noqa: E402
-from filters.qc_syllabusqa import SyllabusQAOptions, SyllabusQAPair, check_pairs  # noqa: E402
 
 _LINE = re.compile(r"^Check ID: (\S+) with failed check: (check_\w+) for (\w+): ", re.MULTILINE)
 _CHECKS = {"too_short": "check_length", "profanity": "check_profanity"}

@@ -24,8 +24,8 @@ from rapidfuzz import fuzz
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from annotation.importers.syllabusqa_csv import read_qa_rows  # noqa: E402
-from filters.qc_syllabusqa import SyllabusQAPair, check_pairs  # noqa: E402
-from filters.spans import NOT_FOUND, normalize_document, normalize_text  # noqa: E402
+from annotation.qc.syllabusqa import SyllabusQAPair, check_pairs  # noqa: E402
+from annotation.spans import NOT_FOUND, normalize_document, normalize_text  # noqa: E402
 
 _ALNUM = re.compile(r"[^0-9a-z]+")
 

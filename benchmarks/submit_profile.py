@@ -35,11 +35,11 @@ from django.test.utils import CaptureQueriesContext, setup_test_environment  # n
 from annotation.hits.sciq_question import QC_OPTIONS  # noqa: E402
 from annotation.importers.mcq import read_sciq  # noqa: E402
 from annotation.models import Corpus, Passage, sha256_text  # noqa: E402
+from annotation.qc.common import ERROR  # noqa: E402
+from annotation.qc.sciq import SciQItem, check_item  # noqa: E402
 from annotation.services.batches import BatchSpec, create_batch  # noqa: E402
 from config.shared_data import shared_data_dir  # noqa: E402
 from crowd.models import Consent, Worker  # noqa: E402
-from filters.qc_common import ERROR  # noqa: E402
-from filters.qc_sciq import SciQItem, check_item  # noqa: E402
 from worker import hit_links  # noqa: E402
 from worker.assigning import claim_next  # noqa: E402
 

@@ -20,9 +20,9 @@ from django.utils import timezone
 from annotation.hits import handler_for
 from annotation.hits.base import BuiltFrom
 from annotation.models import HIT, Assignment, Batch, QAPair
+from annotation.qc.common import problem_flags
 from crowd.providers.costs import format_money
 from crowd.services.lifecycle import spent_cents
-from filters.qc_common import problem_flags
 
 MAX_HITS = 200
 """HIT rows sent per poll (the first by position); the totals always cover every HIT."""

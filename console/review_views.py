@@ -258,9 +258,9 @@ class ReviewQueueView(ResearcherRequiredMixin, TemplateView):
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         from annotation.models import Validation
+        from annotation.qc.common import SEVERITY
         from annotation.question_types import ALL_TYPES
         from console.review_queue import MAX_ROWS, VALIDATION, QueueFilter, queue
-        from filters.qc_common import SEVERITY
 
         context = super().get_context_data(**kwargs)
         flt = QueueFilter.from_params(self.request.GET)

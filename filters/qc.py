@@ -11,9 +11,9 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 
-from filters.qc_sciq import SciQItem, SciQOptions, check_item
-from filters.qc_syllabusqa import SyllabusQAOptions, SyllabusQAPair, check_pairs
-from filters.spans import NormalizedDocument
+from annotation.qc.sciq import SciQItem, SciQOptions, check_item
+from annotation.qc.syllabusqa import SyllabusQAOptions, SyllabusQAPair, check_pairs
+from annotation.spans import NormalizedDocument
 
 logger = logging.getLogger(__name__)
 

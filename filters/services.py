@@ -15,10 +15,10 @@ from django.utils import timezone
 
 from annotation import question_types as qt
 from annotation.models import Corpus, Passage, QAPair
+from annotation.qc.common import severities_of
+from annotation.qc.sciq import SciQItem, SciQOptions
+from annotation.qc.syllabusqa import SyllabusQAPair
 from filters.qc import run_qc
-from filters.qc_common import severities_of
-from filters.qc_sciq import SciQItem, SciQOptions
-from filters.qc_syllabusqa import SyllabusQAPair
 from filters.sentence_filter import judge_passages
 from filters.sentence_rules import FilterOptions
 

@@ -33,8 +33,8 @@ REPO = Path(settings.BASE_DIR)
 APPS = ("annotation", "crowd", "filters", "distractors", "exports", "evaluation", "worker", "console")
 #: The apps from the bottom up; an app imports only the apps on lower levels (the two faces are peers).
 LEVELS: tuple[tuple[str, ...], ...] = (
-    ("annotation",),  # the data model, the HIT kinds and their screening quiz, importers
-    ("filters",),  # the sentence filter, QC rules and the QC of stored pairs
+    ("annotation",),  # the data model, the HIT kinds with their QC rules and screening quiz, importers
+    ("filters",),  # the sentence filter, passage acceptance, QC runs over stored pairs
     ("distractors",),  # distractor candidates, features, the ranker
     ("crowd",),  # workers, platforms (providers), publishing, sync, review and payments
     ("exports",),  # splits, formatters, the dataset card, releases
@@ -42,22 +42,11 @@ LEVELS: tuple[tuple[str, ...], ...] = (
     ("worker", "console"),  # the web faces: the crowd worker's pages, the researcher's pages
 )
 LEVEL = {app: n for n, apps in enumerate(LEVELS) for app in apps}
-_HIT_QC = "a HIT kind checks a submission with the QC rules it shares with stored-pair QC (filters)"
 _AFTER = (
     "the after-submission pipeline (QC, stage-2 validation HITs and their publishing) lives in annotation"
 )
 #: importer -> imported module, with why, for the imports that still run against ``LEVELS``.
 REMAINING: dict[tuple[str, str], str] = {
-    ("annotation.hits.expert_answer", "filters.qc_common"): _HIT_QC,
-    ("annotation.hits.sciq_distractor", "filters.qc_common"): _HIT_QC,
-    ("annotation.hits.sciq_distractor", "filters.qc_sciq"): _HIT_QC,
-    ("annotation.hits.sciq_question", "filters.qc_common"): _HIT_QC,
-    ("annotation.hits.sciq_question", "filters.qc_sciq"): _HIT_QC,
-    ("annotation.hits.syllabus_qa", "filters.qc_common"): _HIT_QC,
-    ("annotation.hits.syllabus_qa", "filters.qc_syllabusqa"): _HIT_QC,
-    ("annotation.hits.syllabus_qa", "filters.spans"): "span location is shared with the importers",
-    ("annotation.services.importing", "filters.spans"): "span location is shared with the HIT kinds",
-    ("annotation.tutorial", "filters.qc_common"): "the tutorial quotes the QC rules' thresholds",
     ("annotation.services.demo", "filters.services"): "load_demo filters the demo corpus",
     ("annotation.tasks", "filters.services"): _AFTER,
     ("annotation.tasks", "crowd.services.lifecycle"): _AFTER,

@@ -22,8 +22,8 @@ from annotation import question_types as qt
 from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitHandler
 from annotation.hits.syllabus_qa import LABELS, SyllabusQAHandler
 from annotation.models import HIT, Assignment, ExpertAnswer
+from annotation.qc.common import fold
 from annotation.tutorial import TYPED_PAIRS, Consent, Tutorial, load_tutorial
-from filters.qc_common import fold
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Why: papers/sciq-crowdsourcing-mcq.txt 3.2 asks whether the question could appear in a school science
 exam (flags: ungrammatical, false answer, unrelated to science, too specific), shows the six best model
 suggestions, lets the worker keep at most two and requires at least one distractor of their own so that
-there are exactly three. The distractor rules live in :mod:`filters.qc_sciq`.
+there are exactly three. The distractor rules live in :mod:`annotation.qc.sciq`.
 
 Form fields (docs/reference/hit-forms.md): ``flag`` (repeatable), ``suggested`` (repeatable: ids of
 the pair's model-suggestion ``Distractor`` rows, at most 2), ``own-0``, ``own-1``, ``own-2``.
@@ -23,9 +23,9 @@ from typing import Any, ClassVar, Optional
 
 from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitHandler
 from annotation.models import HIT, Assignment, Distractor, QAPair, Validation
+from annotation.qc.common import ERROR, fold
+from annotation.qc.sciq import SciQItem, SciQOptions, check_item
 from annotation.tutorial import VALIDATIONS
-from filters.qc_common import ERROR, fold
-from filters.qc_sciq import SciQItem, SciQOptions, check_item
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Why: papers/sciq-crowdsourcing-mcq.txt 3.1 shows each worker three filtered textbook passages so that
 they can skip unsuitable ones, asks for a question of 6-30 words that is not a yes/no question with an
 answer of at most 3 words, and never reuses a chosen passage. The rules themselves live in
-:mod:`filters.qc_sciq`; this handler only maps their findings onto the form's fields.
+:mod:`annotation.qc.sciq`; this handler only maps their findings onto the form's fields.
 
 Form fields (docs/reference/hit-forms.md): ``passage`` (a passage id of this HIT, or ``none``),
 ``question``, ``answer``; plus this page's extension ``reject_reason`` (optional, with ``none``).
@@ -20,10 +20,10 @@ from django.db.models import F
 from annotation import question_types as qt
 from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitConflict, HitHandler
 from annotation.models import HIT, Assignment, Batch, Passage, QAPair
+from annotation.qc.common import ERROR, severities_of
+from annotation.qc.sciq import SciQItem, SciQOptions, check_item
 from annotation.tutorial import PASSAGE_QUESTIONS
 from config.prepared_reads import PreparedRead
-from filters.qc_common import ERROR, severities_of
-from filters.qc_sciq import SciQItem, SciQOptions, check_item
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ adversarial questions get the fixed answer "No/insufficient information". The pa
 text page by page, so a selected span is stored with its exact character offsets into
 ``Document.text`` and its page (hidden fields ``qa-{i}-span-{j}-start/-end/-page``, our extension of
 the HIT form contract, docs/reference/hit-forms.md). The server re-checks everything the browser
-checked with the one QC implementation (:func:`filters.qc_syllabusqa.check_pair`) and never trusts the
+checked with the one QC implementation (:func:`annotation.qc.syllabusqa.check_pair`) and never trusts the
 offsets it is sent: a span whose offsets do not hold its text is located again in the document.
 """
 
@@ -23,18 +23,18 @@ from django.urls import reverse
 from annotation import question_types as qt
 from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitHandler
 from annotation.models import HIT, AnswerSpan, Assignment, Document, QAPair, ReasoningStep
-from annotation.screening.quiz import MAX_QUIZ_QUESTIONS
-from annotation.services.batches import quiz_answer_field, quiz_questions_for
-from annotation.tutorial import TYPED_PAIRS
-from filters.qc_common import ERROR, REVIEW, QCIssue, fold, severities_of
-from filters.qc_syllabusqa import (
+from annotation.qc.common import ERROR, REVIEW, QCIssue, fold, severities_of
+from annotation.qc.syllabusqa import (
     SyllabusQAOptions,
     SyllabusQAPair,
     SyllabusQAResult,
     check_pair,
     find_duplicate_questions,
 )
-from filters.spans import NormalizedDocument, locate_span, normalize_document, normalize_text
+from annotation.screening.quiz import MAX_QUIZ_QUESTIONS
+from annotation.services.batches import quiz_answer_field, quiz_questions_for
+from annotation.spans import NormalizedDocument, locate_span, normalize_document, normalize_text
+from annotation.tutorial import TYPED_PAIRS
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ def locate_card_spans(
 ) -> tuple[LocatedSpan, ...]:
     """Where each span of a card is: the browser's offsets when they hold the span, else QC's match.
 
-    Why: QC's :func:`filters.spans.locate_spans` finds the *first* occurrence of a span, but the worker
+    Why: QC's :func:`annotation.spans.locate_spans` finds the *first* occurrence of a span, but the worker
     selected a particular one (a date may appear on page 1 and in the schedule on page 3), so offsets
     that verify are kept; a span the worker typed or edited falls back to QC's (repaired) match.
     """
@@ -224,7 +224,7 @@ class SyllabusQAHandler(HitHandler):
     def locate_span(self, document: Document, text: str) -> dict[str, Any]:
         """Where a span the worker typed or pasted sits in the syllabus (the page's span field asks).
 
-        The same locator as QC (:func:`filters.spans.locate_span`, with QC's edit budget), so the page
+        The same locator as QC (:func:`annotation.spans.locate_span`, with QC's edit budget), so the page
         says "found" exactly when the submission will pass. When it is not found, the nearest syllabus
         text within a wider budget (a quarter of the span's length, at most :data:`MAX_NEAREST_EDITS`)
         is offered instead.

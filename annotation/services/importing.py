@@ -36,7 +36,7 @@ from annotation.models import (
     sha256_text,
 )
 from annotation.pages import page_of
-from filters.spans import NormalizedDocument, normalize_document
+from annotation.spans import NormalizedDocument, normalize_document
 
 logger = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from annotation.qc.common import problem_flags
 from crowd.providers.costs import format_money
-from filters.qc_common import problem_flags
 
 register = template.Library()
 

@@ -14,9 +14,9 @@ from typing import Any, Optional
 from django.db.models import Count
 
 from annotation.models import HIT, Assignment, Batch, QAPair
+from annotation.qc.common import problem_flags
 from crowd.providers.costs import effective_hourly_pay_cents
 from crowd.services.lifecycle import estimate_for, spent_cents
-from filters.qc_common import problem_flags
 
 
 def _median(values: list[float]) -> Optional[float]:

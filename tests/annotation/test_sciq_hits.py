@@ -26,11 +26,11 @@ from annotation.models import (
     Validation,
     sha256_text,
 )
+from annotation.qc.sciq import SciQItem, SciQOptions, check_item
 from annotation.services import review
 from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
 from annotation.tasks import after_submission
 from crowd.models import Consent, Worker
-from filters.qc_sciq import SciQItem, SciQOptions, check_item
 from tests.factories import make_researcher, make_worker
 from worker import hit_links
 from worker.assigning import ClaimRefused, claim_next
@@ -232,7 +232,7 @@ def test_question_post__answer_not_in_passage_warns_but_does_not_block(client: C
 def test_question_qc_at_submit__equals_the_qc_the_job_would_run(client: Client, records: dict) -> None:
     """The handler says the page ran the whole QC (``qc_at_submit``), so the job skips it: the flags and
     normalized answers stored at submission must be exactly what the job's QC computes."""
-    from filters.qc_common import severities_of
+    from annotation.qc.common import severities_of
     from filters.services import qc_queryset
 
     batch = _stage1(limit=3)

@@ -18,11 +18,11 @@ import pytest
 from annotation import question_types as qt
 from annotation.hits.syllabus_qa import CARD_TYPES, SyllabusQAHandler
 from annotation.models import HIT, Assignment, Batch, Document, QAPair
+from annotation.qc.syllabusqa import SyllabusQAPair, check_pair, find_duplicate_questions
 from annotation.services.batches import BatchSpec, create_batch
 from annotation.services.importing import import_syllabusqa
 from annotation.tasks import after_submission
 from crowd.models import Consent, Worker
-from filters.qc_syllabusqa import SyllabusQAPair, check_pair, find_duplicate_questions
 from worker import hit_links
 from worker.assigning import claim_next
 
@@ -353,8 +353,8 @@ def test_post__profanity_is_scored_by_the_after_submission_job_not_the_page(
     client: Any, syllabus_hit: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The submit's checks never load the profanity model (scikit-learn); the QC job flags the pair."""
+    from annotation.qc import syllabusqa as qc_syllabusqa
     from annotation.tasks import after_submission
-    from filters import qc_syllabusqa
 
     data = form_fields(syllabus_hit["cards"])
     data["qa-0-question"] = data["qa-0-question"].rstrip("?") + ", you fucking idiot?"

@@ -11,10 +11,10 @@ import re
 from pathlib import Path
 
 from annotation import question_types as qt
+from annotation.qc.common import ERROR, problem_flags
+from annotation.qc.syllabusqa import SyllabusQAPair, check_pair
 from annotation.tutorial import TYPED_PAIRS, load_tutorial
 from console.templatetags.review_tags import flag_badge
-from filters.qc_common import ERROR, problem_flags
-from filters.qc_syllabusqa import SyllabusQAPair, check_pair
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "templates" / "hits" / "syllabus_qa.html"
 

@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Assignment, Batch, IllegalTransition
+from annotation.qc.common import error_flags
 from config.commands import JsonCommand
 from crowd.services.review import (
     ReviewError,
@@ -16,7 +17,6 @@ from crowd.services.review import (
     reject_assignment,
     work_on_file,
 )
-from filters.qc_common import error_flags
 
 
 def submission_error_flags(a: Assignment) -> list[str]:

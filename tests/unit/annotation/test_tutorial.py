@@ -16,6 +16,9 @@ from pathlib import Path
 import pytest
 
 from annotation import question_types as qt
+from annotation.qc.sciq import SciQItem, SciQOptions, check_item
+from annotation.qc.syllabusqa import SyllabusQAPair, check_pair
+from annotation.spans import EXACT
 from annotation.tutorial import (
     PASSAGE_QUESTIONS,
     TYPED_PAIRS,
@@ -29,9 +32,6 @@ from annotation.tutorial import (
     load_tutorial_file,
     parse_tutorial,
 )
-from filters.qc_sciq import SciQItem, SciQOptions, check_item
-from filters.qc_syllabusqa import SyllabusQAPair, check_pair
-from filters.spans import EXACT
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO_SYLLABUS = ROOT / "demo" / "syllabi" / "BIO 105 Exploring Life Fall 2026.txt"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from annotation.qc.sciq import SciQItem
+from annotation.qc.syllabusqa import SyllabusQAPair
 from filters.qc import parse_record, run_qc
-from filters.qc_sciq import SciQItem
-from filters.qc_syllabusqa import SyllabusQAPair
 
 
 def test_parse_record__dispatches_by_style() -> None:

@@ -1,4 +1,4 @@
-"""Every SciQ QC code of filters/qc_sciq.py, plus a real-data slice."""
+"""Every SciQ QC code of annotation/qc/sciq.py, plus a real-data slice."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from filters.qc_sciq import SciQItem, SciQOptions, check_item
+from annotation.qc.sciq import SciQItem, SciQOptions, check_item
 
 PASSAGE = "Oxidants are compounds that are capable of accepting electrons, such as oxygen or fluorine."
 BASE = SciQItem(

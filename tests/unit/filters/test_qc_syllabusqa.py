@@ -1,4 +1,4 @@
-"""Every SyllabusQA QC code of filters/qc_syllabusqa.py, plus a real-data slice."""
+"""Every SyllabusQA QC code of annotation/qc/syllabusqa.py, plus a real-data slice."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from annotation.importers.syllabusqa_csv import read_split_csv, split_dir
-from filters.qc_syllabusqa import (
+from annotation.qc.syllabusqa import (
     NO_ANSWER,
     SyllabusQAOptions,
     SyllabusQAPair,
@@ -234,7 +234,7 @@ def test_check_pair__profanity_scored_per_column() -> None:
 
 
 def test_severities_of__keeps_the_severity_each_code_was_raised_with() -> None:
-    from filters.qc_common import ERROR, FIXED, REVIEW, QCIssue, error_flags, severities_of
+    from annotation.qc.common import ERROR, FIXED, REVIEW, QCIssue, error_flags, severities_of
 
     review = QCIssue("too_short", REVIEW, "answer", "2 words")
     error = QCIssue("too_short", ERROR, "question", "1 word")

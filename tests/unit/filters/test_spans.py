@@ -1,8 +1,8 @@
-"""Span location and repair of filters/spans.py."""
+"""Span location and repair of annotation/spans.py."""
 
 from __future__ import annotations
 
-from filters.spans import (
+from annotation.spans import (
     EXACT,
     MAX_REPAIR_CHARS,
     NORMALIZED,

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from filters.qc_common import ERROR, QCIssue, flags_of, fold, issue, word_count
+from annotation.qc.common import ERROR, QCIssue, flags_of, fold, issue, word_count
 
 _AUXILIARIES = frozenset(
     "is are was were am be do does did have has had can could will would shall should may might must "

@@ -21,7 +21,7 @@ from rapidfuzz.process import cdist
 
 from annotation import question_types as qt
 from annotation.importers.syllabusqa_csv import QARow
-from filters.qc_common import (
+from annotation.qc.common import (
     ERROR,
     REVIEW,
     QCIssue,
@@ -32,7 +32,7 @@ from filters.qc_common import (
     profanity_scores,
     word_count,
 )
-from filters.spans import NOT_FOUND, NormalizedDocument, SpanMatch, locate_spans, normalize_document
+from annotation.spans import NOT_FOUND, NormalizedDocument, SpanMatch, locate_spans, normalize_document
 
 logger = logging.getLogger(__name__)
 
