@@ -1,5 +1,5 @@
 // crowdqa SciQ HIT pages: live word counters and warnings (stage 1), live limits on suggestions and
-// own distractors (stage 2). The server checks everything again (filters/qc_sciq.py); this script only
+// own distractors (stage 2). The server checks everything again (annotation/qc/sciq.py); this script only
 // tells the worker early. Text is only ever written with textContent, never innerHTML.
 (function () {
   "use strict";
@@ -8,11 +8,11 @@
   if (!form || !form.dataset.sciq) return;
   var preview = document.body.classList.contains("is-preview");
 
-  // Same word rule as filters.qc_common.word_count: whitespace tokens holding a letter or digit.
+  // Same word rule as annotation.qc.common.word_count: whitespace tokens holding a letter or digit.
   function words(text) {
     return text.split(/\s+/).filter(function (w) { return /[\p{L}\p{N}]/u.test(w); }).length;
   }
-  // Same comparison as filters.qc_sciq._squash: lowercase letters and digits only.
+  // Same comparison as annotation.qc.sciq._squash: lowercase letters and digits only.
   function squash(text) { return text.toLowerCase().replace(/[^0-9a-z]/g, ""); }
   function setCounter(el, text, bad, empty) {
     el.textContent = text;

@@ -1,6 +1,6 @@
 // crowdqa Syllabus HIT: on the shared viewer (doc_viewer.js), search, text selection -> answer spans with
 // exact character offsets into Document.text, one-card-at-a-time QA cards, and client-side checks that
-// mirror the server's (annotation/hits/syllabus_qa.py + filters/qc_syllabusqa.py). Autosave is hit.js's:
+// mirror the server's (annotation/hits/syllabus_qa.py + annotation/qc/syllabusqa.py). Autosave is hit.js's:
 // after changing hidden inputs we dispatch "crowdqa:changed" on the form. Worker text is only ever put
 // into the page with .value / .textContent.
 (function () {
