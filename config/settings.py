@@ -214,6 +214,9 @@ MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)
 # Prolific: further attempts after a 429, honouring Retry-After, or after a 5xx on a repeatable call).
 MTURK_MAX_ATTEMPTS = int(os.environ.get("MTURK_MAX_ATTEMPTS", "10"))
 PROLIFIC_RETRIES = int(os.environ.get("PROLIFIC_RETRIES", "8"))
+# A bonus whose pay answer was lost is settled from the platform's record; Prolific pays asynchronously,
+# so "not listed" means "not paid" (and the bonus is sent again) only this many seconds after the request.
+CROWDQA_PAYMENT_SETTLE_SECONDS = float(os.environ.get("CROWDQA_PAYMENT_SETTLE_SECONDS", "600"))
 PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
 PROLIFIC_WEBHOOK_SECRET = os.environ.get("PROLIFIC_WEBHOOK_SECRET", "")

@@ -13,10 +13,13 @@ call) and are paid at most once per idempotency key, so they must be called outs
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
+from datetime import timedelta
 from typing import Optional
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 from django.utils.text import slugify
 
 from annotation.hits import handler_for
@@ -25,7 +28,7 @@ from annotation.services import review as local_review
 from annotation.textnorm import storable
 from crowd.models import BatchPlatformState, Payment, Worker
 from crowd.providers import errors
-from crowd.providers.base import CrowdProvider, PaymentResult, PublishedBatch
+from crowd.providers.base import CrowdProvider, PaymentResult, PaymentStatus, PublishedBatch
 from crowd.providers.costs import bonus_fee_cents, check_budget, fees_for
 from crowd.providers.factory import get_provider
 from crowd.services.ledger import DbPaymentStore, PaymentBusyError, payment_claim, require_no_transaction
@@ -288,9 +291,14 @@ def bonus(
     Concurrent calls with one key are serialised by the key's payment claim: the second waits for the
     first and then finds the key paid.
 
+    A pay request whose answer was lost (now, or by an earlier run) is settled from the platform's own
+    record (MTurk's ListBonusPayments, Prolific's submission ``bonus_payments``): paid there, it is
+    confirmed; listed nowhere once the settling time has passed (``CROWDQA_PAYMENT_SETTLE_SECONDS``),
+    it is sent again, once.
+
     Returns:
-        The provider's ``PaymentResult`` (PAID, ALREADY_PAID, or UNCONFIRMED when an earlier pay request
-        lost its answer: check the platform, never pay again blindly).
+        The provider's ``PaymentResult``: PAID, ALREADY_PAID (an earlier run paid it), or UNCONFIRMED
+        when the answer was lost and the record cannot tell yet (``resolve_payments`` settles it later).
 
     Raises:
         ReviewError: bad amount or reason, over budget, the platform refused, or another caller has been
@@ -328,10 +336,57 @@ def _pay_bonus(assignment: Assignment, amount_cents: int, reason: str, key: str)
     provider, published, ref = _platform(assignment)
     _vouched(assignment, provider, published, ref)
     store = DbPaymentStore(batch, assignment.worker, assignment, kind=Payment.Kind.BONUS, reason=reason)
+    worker_id = assignment.worker.platform_id
     try:
-        return provider.bonus(published, ref, assignment.worker.platform_id, amount_cents, reason, key, store)
+        result = provider.bonus(published, ref, worker_id, amount_cents, reason, key, store)
+    except (errors.TransientError, errors.RateLimitedError) as exc:
+        # The pay request went out and no answer came back: the platform's record says what happened.
+        row = Payment.objects.filter(idempotency_key=key, status=Payment.Status.SENT).first()
+        if row is not None and _settle(row) == Payment.Status.CONFIRMED:
+            return PaymentResult(key, PaymentStatus.PAID, row.platform_ref, amount_cents, worker_id)
+        raise ReviewError(
+            f"Assignment({assignment.pk}) bonus {key} on {provider.name}: {exc}; "
+            + (f"payment UNKNOWN: {UNKNOWN_ADVICE}" if row is not None else "nothing was paid: try again")
+        ) from exc
     except errors.ProviderError as exc:
         raise ReviewError(f"Assignment({assignment.pk}) bonus {key} on {provider.name}: {exc}") from exc
+    if result.status != PaymentStatus.UNCONFIRMED:
+        return result
+    row = Payment.objects.get(idempotency_key=key)
+    settled = _settle(row)
+    if settled == Payment.Status.CONFIRMED:
+        return replace(result, status=PaymentStatus.ALREADY_PAID)
+    if settled == Payment.Status.FAILED:  # the record shows no payment: send it again, once
+        logger.warning("Payment %s: not on %s's record; sending it again", key, provider.name)
+        try:
+            return provider.bonus(published, ref, worker_id, amount_cents, reason, key, store)
+        except errors.ProviderError as exc:
+            raise ReviewError(f"Assignment({assignment.pk}) bonus {key} on {provider.name}: {exc}") from exc
+    return result
+
+
+UNKNOWN_ADVICE = (
+    "the platform did not answer; run `manage.py resolve_payments` (or the same bonus again) later: it "
+    "settles the payment from the platform's own record and sends it again only if the record shows none"
+)
+
+
+def settle_time() -> timedelta:
+    """How long after a pay request a platform's record is trusted to list it (Prolific pays later)."""
+    return timedelta(seconds=float(getattr(settings, "CROWDQA_PAYMENT_SETTLE_SECONDS", 600)))
+
+
+def _settle(row: Payment) -> Optional[str]:
+    """Settle an unanswered (``sent``) bonus from the platform's record; None when it cannot be read.
+
+    Returns ``confirmed``, ``failed`` (not on the record after the settling time), ``sent`` (not listed
+    yet: still unknown), or None (the platform keeps no record crowdqa reads, or it could not be read).
+    """
+    try:
+        return resolve_payment(row)
+    except ReviewError as exc:
+        logger.warning("Payment %s stays unknown: %s", row.idempotency_key, exc)
+        return None
 
 
 def resolve_payment(payment: Payment, paid: Optional[bool] = None) -> str:
@@ -344,7 +399,9 @@ def resolve_payment(payment: Payment, paid: Optional[bool] = None) -> str:
             assignment than the ledger already holds as confirmed).
 
     Returns:
-        ``confirmed`` (it was paid) or ``failed`` (it was not: a new attempt with the same key may pay).
+        ``confirmed`` (it was paid), ``failed`` (it was not: a new attempt with the same key may pay), or
+        ``sent`` (the record does not list it yet and the pay request is younger than ``settle_time``:
+        still unknown).
 
     Raises:
         ReviewError: not a sent bonus, or the platform keeps no record and ``paid`` was not given.
@@ -376,6 +433,10 @@ def resolve_payment(payment: Payment, paid: Optional[bool] = None) -> str:
         ).count()
         paid = amounts.count(payment.amount_cents) > confirmed
         source = f"{provider.name}'s bonus record"
+        sent_at = payment.sent_at or payment.created
+        if not paid and sent_at is not None and timezone.now() - sent_at < settle_time():
+            logger.info("Payment %s: not on %s yet; still unknown", payment.idempotency_key, source)
+            return str(Payment.Status.SENT)
     status = Payment.Status.CONFIRMED if paid else Payment.Status.FAILED
     error = "" if paid else f"not paid according to {source}"
     Payment.objects.filter(pk=payment.pk, status=Payment.Status.SENT).update(status=status, error=error)

@@ -8,13 +8,14 @@ from django.core.management.base import CommandError, CommandParser
 
 from config.commands import JsonCommand
 from crowd.models import Payment
-from crowd.services.review import ReviewError, resolve_payment
+from crowd.services.review import ReviewError, bonus, resolve_payment
 
 
 class Command(JsonCommand):
     help = (
-        "List bonuses sent without a confirmed answer (UNCONFIRMED) and settle them: from the platform's "
-        "own record where it keeps one (MTurk), else with --paid / --not-paid after checking its dashboard."
+        "Settle bonuses sent without a confirmed answer (unknown): from the platform's own record (MTurk "
+        "ListBonusPayments, Prolific submission bonus payments), sending again, once, those the record "
+        "shows unpaid; or with --paid / --not-paid after checking its dashboard."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -40,9 +41,22 @@ class Command(JsonCommand):
             raise CommandError("--paid / --not-paid settle one payment: name it with --key")
         paid = True if opts["paid"] else False if opts["not_paid"] else None
         resolved, unresolved = [], []
-        for row in rows:
+        for row in rows.select_related("assignment"):
             try:
-                resolved.append({"key": row.idempotency_key, "status": resolve_payment(row, paid)})
+                status = resolve_payment(row, paid)
+                if status == Payment.Status.FAILED and paid is None and row.assignment is not None:
+                    # The record shows no payment: send it again under the same key, once.
+                    result = bonus(
+                        row.assignment,
+                        row.amount_cents,
+                        row.reason,
+                        key=row.idempotency_key,
+                        confirm_no_work=True,
+                    )
+                    status = f"resent: {result.status.value}"
+                elif status == Payment.Status.SENT:
+                    status = "unknown: not on the platform's record yet; run this again later"
+                resolved.append({"key": row.idempotency_key, "status": status})
             except ReviewError as exc:
                 unresolved.append({"key": row.idempotency_key, "error": str(exc)})
         lines = [f"{r['key']}: {r['status']}" for r in resolved]

@@ -9,7 +9,10 @@ from django.core.management.base import CommandError, CommandParser
 from annotation.models import Assignment, Batch, IllegalTransition
 from annotation.qc.common import error_flags
 from config.commands import JsonCommand
+from crowd.providers import retries
+from crowd.providers.base import PaymentStatus
 from crowd.services.review import (
+    UNKNOWN_ADVICE,
     ReviewError,
     approve_assignment,
     bonus,
@@ -98,6 +101,7 @@ class Command(JsonCommand):
             "skipped": [],
             "skipped_no_work": [],
         }
+        before = retries.mark()
         rows = Assignment.objects.filter(hit__batch=batch).select_related("worker").order_by("pk")
         to_approve = [self._assignment(batch, pk) for pk in opts["approve"]]
         if opts["approve_all_passing"]:
@@ -114,7 +118,8 @@ class Command(JsonCommand):
                     )
                 else:
                     to_approve.append(a)
-        for a in to_approve:
+        for done, a in enumerate(to_approve, 1):
+            self.progress("approving", done, len(to_approve))
             try:
                 approve_assignment(a, confirm_no_work=opts["confirm_no_work"])
                 summary["approved"].append(a.pk)

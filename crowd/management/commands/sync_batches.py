@@ -8,6 +8,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Batch
 from config.commands import JsonCommand
+from crowd.providers import retries
 
 ATTENTION_ADVICE = (
     "open each batch's page and check on the platform whether its HITs or study were deleted or expired; "
@@ -33,7 +34,9 @@ class Command(JsonCommand):
             result = sync_batches.delay(opts["batch"])
             self.emit({"queued": True, "task_id": result.id, "batch": opts["batch"]})
             return
+        before = retries.mark()
         result = sync_batches(opts["batch"])
+        retried = retries.since(before)
         lines = [
             f"Batch({r['batch']}): "
             + (
@@ -48,7 +51,9 @@ class Command(JsonCommand):
             for r in result["batches"]
         ]
         lines += [f"Batch({f['batch']}) FAILED: {f['error']}" for f in result["failed"]]
-        self.emit({"queued": False, **result}, lines)
+        if retried:
+            lines.append(retries.describe(retried))
+        self.emit({"queued": False, **result, "retried": retried}, lines)
         problems = []
         if result["failed"]:
             problems.append(f"{len(result['failed'])} batch(es) failed to sync: {result['failed']}")

@@ -374,6 +374,9 @@ class MTurkProvider(MTurkTraits, CrowdProvider):
             return PaymentResult(
                 idempotency_key, PaymentStatus.UNCONFIRMED, token, record.amount_cents, worker_id
             )
+        # A request this call makes (not one an earlier run left unanswered): "already processed" can
+        # then only answer botocore's own retry of this call after its first reply was lost.
+        first_request = record is None or record.state != PaymentState.PAY_REQUESTED
         if record is None:
             record = PaymentRecord(
                 idempotency_key, PaymentState.PAY_REQUESTED, worker_id, amount_cents, token
@@ -391,7 +394,7 @@ class MTurkProvider(MTurkTraits, CrowdProvider):
             advance_payment(payments, record, PaymentState.REFUSED, error=str(exc))
             raise
         advance_payment(payments, record, PaymentState.PAID)
-        status = PaymentStatus.PAID if paid_now else PaymentStatus.ALREADY_PAID
+        status = PaymentStatus.PAID if paid_now or first_request else PaymentStatus.ALREADY_PAID
         logger.info(
             "Assignment(%s) bonus %s for Worker(%s): %s",
             platform_assignment_id,

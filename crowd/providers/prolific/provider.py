@@ -450,6 +450,15 @@ class ProlificProvider(ProlificTraits, CrowdProvider):
             idempotency_key, PaymentStatus.PAID, record.platform_ref, record.amount_cents, worker_id
         )
 
+    def bonuses_on_record(self, batch: PublishedBatch, platform_assignment_id: str) -> Optional[list[int]]:
+        """Every bonus Prolific paid for the submission, in cents (its ``bonus_payments``).
+
+        Prolific pays a bulk bonus asynchronously, so a payment sent moments ago may not be listed yet:
+        the caller waits a settling time before it takes "not listed" for "not paid".
+        """
+        submission = prolific_api.Submissions.retrieve(self.client, platform_assignment_id)
+        return [int(cents) for cents in submission.get("bonus_payments") or ()]
+
     # --- workers -------------------------------------------------------------------------------------
 
     def account_currency(self) -> str:
