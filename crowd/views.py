@@ -108,7 +108,14 @@ def payment_resolve(request: HttpRequest, pk: int) -> HttpResponse:
     paid = {"paid": True, "not_paid": False}.get(seen)
     try:
         status = resolve_payment(payment, paid)
-        messages.success(request, f"Bonus {payment.idempotency_key}: {status}.")
+        if status == Payment.Status.SENT:
+            messages.warning(
+                request,
+                f"Bonus {payment.idempotency_key}: still unknown, the platform's record does not list it yet "
+                "(it may still be paying); settle it again later.",
+            )
+        else:
+            messages.success(request, f"Bonus {payment.idempotency_key}: {status}.")
     except ReviewError as exc:
         messages.error(request, str(exc))
     if payment.assignment_id:

@@ -209,6 +209,13 @@ def _apply(assignment: Assignment, sub: PlatformSubmission, counts: dict[str, in
     _note(assignment, f"{sub.platform_status or status.value} on {platform}")
 
 
+def _missing_resolved(assignment: Assignment) -> bool:
+    """True for local work absent on the platform that an earlier sync already settled or flagged."""
+    return assignment.status in (Assignment.Status.EXPIRED, Assignment.Status.RETURNED) or bool(
+        assignment.platform_meta.get("missing_on_platform")
+    )
+
+
 def _resolve_missing(batch: Batch, assignments: list[Assignment], counts: dict[str, Any]) -> None:
     """Settle local work the platform does not list (MTurk lists only submitted work).
 
@@ -251,7 +258,9 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
     study the stopped attempt made are adopted (``publish_resumed`` counts the batch's units).
 
     Returns:
-        Counts: ``restored``, ``changed``, ``unchanged``, ``missing``, ``unmatched``, ``conflicts``,
+        Counts: ``restored``, ``changed``, ``unchanged``, ``missing`` (local work the platform does not
+        list, newly found: an earlier sync's expired or flagged work is ``missing_known``), ``unmatched``,
+        ``conflicts``,
         ``ignored``, ``hits_published``, ``grants_synced``, ``grants_pending`` and ``budget_stopped``
         (plus ``publish_error`` when new HITs could not be published).
 
@@ -275,6 +284,7 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
             "ignored",
             "expired",
             "missing_flagged",
+            "missing_known",
         ),
         0,
     )
@@ -322,8 +332,11 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
         for sub in report.changed:
             _apply(by_ref[sub.platform_assignment_id], sub, counts)
         counts["unchanged"] = report.unchanged_count
-        counts["missing"] = len(report.missing)
-        _resolve_missing(batch, [by_ref[ref] for ref in report.missing], counts)
+        missing = [by_ref[ref] for ref in report.missing]
+        known = [a for a in missing if _missing_resolved(a)]
+        counts["missing"] = len(missing) - len(known)
+        counts["missing_known"] = len(known)
+        _resolve_missing(batch, [a for a in missing if not _missing_resolved(a)], counts)
     for hit in HIT.objects.filter(batch=batch, status=HIT.Status.OPEN):
         hit.complete_if_done()
     counts["budget_stopped"] = enforce_budget(batch)

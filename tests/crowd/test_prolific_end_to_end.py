@@ -111,11 +111,13 @@ def test_prolific__study_submissions_webhooks_review_bonus(
     assert len(fake.payments) == 1
 
     fake.drop_after_processing.add("pay")  # Prolific pays, but the answer is lost
-    with pytest.raises(ReviewError):
-        bonus(a1, 20, "Second bonus")
-    assert bonus(a1, 20, "Second bonus").status == PaymentStatus.UNCONFIRMED  # never sent again
+    # Settled at once from the submission's record (its bonus_payments list it), never sent again.
+    assert bonus(a1, 20, "Second bonus").status == PaymentStatus.PAID
+    assert bonus(a1, 20, "Second bonus").status == PaymentStatus.ALREADY_PAID
     assert len(fake.payments) == 2
-    assert Payment.objects.get(idempotency_key=f"bonus-{a1.pk}-second-bonus").status == Payment.Status.SENT
+    assert (
+        Payment.objects.get(idempotency_key=f"bonus-{a1.pk}-second-bonus").status == Payment.Status.CONFIRMED
+    )
 
 
 def test_prolific__pause_and_resume_the_study(prolific_batch: Batch, fake_prolific_server) -> None:  # noqa: ANN001

@@ -74,6 +74,7 @@ def test_sync__abandoned_and_never_received_work_is_resolved_with_a_reason(
         approve_assignment(submitted)
     again = sync_batch(mturk_batch)
     assert again["expired"] == 0 and again["missing_flagged"] == 0  # settled once
+    assert again["missing"] == 0 and again["missing_known"] == 2  # not reported again as new
 
 
 def test_sync__screening_auto_approved_by_mturk_grants_the_qualification(fake_mturk_server, settings) -> None:  # noqa: ANN001

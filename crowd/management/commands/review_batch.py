@@ -156,6 +156,15 @@ class Command(JsonCommand):
             f"Assignment({s['assignment']}): skipped, {s['reason'].replace('_', ' ')} ({s['detail']})"
             for s in summary["skipped"]
         ]
+        lines += [
+            f"Assignment({b['assignment']}) bonus {b['key']}: {b['status']}"
+            + (f" ({UNKNOWN_ADVICE})" if b["status"] == PaymentStatus.UNCONFIRMED.value else "")
+            for b in summary["bonuses"]
+        ]
+        retried = retries.since(before)
+        if retried:
+            summary["retried"] = retried
+            lines.append(retries.describe(retried))
         self.emit(summary, lines)
         if summary["errors"]:
             raise CommandError(
