@@ -7,7 +7,7 @@ from crowd import views
 app_name = "crowd"
 
 urlpatterns = [
-    path("webhooks/prolific/", views.prolific_webhook, name="prolific-webhook"),
+    path("webhooks/<str:platform>/", views.platform_webhook, name="platform-webhook"),
     path("batches/<int:pk>/notify/", views.batch_notify, name="batch-notify"),
     path("payments/<int:pk>/resolve/", views.payment_resolve, name="payment-resolve"),
 ]

@@ -1,9 +1,10 @@
-"""Platform webhooks (Prolific tells crowdqa that a submission or study changed) and researcher actions
+"""Platform webhooks (a platform tells crowdqa that a submission or study changed) and researcher actions
 on workers and payments (message a batch's workers, settle an unconfirmed bonus).
 
-Security behavior: the webhook endpoint is public and CSRF-exempt (Prolific cannot hold a CSRF token); a
-request is processed only when its HMAC signature over timestamp + body verifies with
-``PROLIFIC_WEBHOOK_SECRET`` and its timestamp is within the replay window (403 otherwise). Redelivered
+Security behavior: the webhook endpoint is public and CSRF-exempt (a platform cannot hold a CSRF token); a
+request is processed only when its platform's check passes (``PlatformTraits.read_webhook``; Prolific: an
+HMAC signature over timestamp + body with ``PROLIFIC_WEBHOOK_SECRET`` and a timestamp within the replay
+window; 403 otherwise). Redelivered
 events are dropped by their id (``WebhookEvent``). The view does no platform work itself: it queues a
 sync of the batch and answers at once. The researcher actions are POST only, CSRF-protected, and each
 needs its researcher permission (``annotation.permissions.researcher_action``: ``notify`` to message
@@ -16,7 +17,7 @@ import logging
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
@@ -24,7 +25,10 @@ from django.views.decorators.http import require_POST
 from annotation.models import Batch
 from annotation.permissions import researcher_action
 from crowd.models import Payment
-from crowd.providers.prolific.webhooks import PLATFORM, WebhookError, parse_event, verify_signature
+from crowd.providers.errors import ProviderConfigError
+from crowd.providers.factory import config_from
+from crowd.providers.traits import traits_for
+from crowd.providers.webhooks import WebhookError
 from crowd.services.ledger import DbDedupStore
 from crowd.services.sync import batch_for_platform_ref
 
@@ -42,28 +46,34 @@ def _queue_sync(batch_id: int) -> None:
 
 @csrf_exempt
 @require_POST
-def prolific_webhook(request: HttpRequest) -> JsonResponse:
-    """Verify, deduplicate and act on a Prolific webhook (see the module's security note).
+def platform_webhook(request: HttpRequest, platform: str) -> JsonResponse:
+    """Verify, deduplicate and act on a webhook of the platform named in the URL (module security note).
 
-    Security behavior: the signature and a finite timestamp within the replay window are checked before
-    the body is parsed; bodies over 64 KB, nested deeper than 20 levels or holding NUL are refused with
-    4xx; redeliveries are dropped; the event only queues a sync, which asks Prolific itself.
+    Security behavior: a platform that sends no webhooks (or no platform of that name) answers 404; the
+    platform's own check (Prolific: the signature and a finite timestamp within the replay window) runs
+    before the body is parsed; bodies over 64 KB, nested deeper than 20 levels or holding NUL are refused
+    with 4xx; redeliveries are dropped; the event only queues a sync, which asks the platform itself.
     """
-    secret = getattr(settings, "PROLIFIC_WEBHOOK_SECRET", "")
     try:
-        verify_signature(secret, request.headers, request.body)
-        event = parse_event(request.body)
+        traits = traits_for(platform)
+    except ProviderConfigError:
+        raise Http404("no such platform") from None
+    try:
+        event = traits.read_webhook(request.headers, request.body, config_from(settings))
     except WebhookError as exc:
-        logger.warning("Prolific webhook refused (%s): %s", exc.code, exc)
+        logger.warning("%s webhook refused (%s): %s", traits.short_name, exc.code, exc)
         status = 400 if exc.code == "bad_body" else 403
         return JsonResponse({"ok": False, "error": exc.code}, status=status)
-    if not DbDedupStore(PLATFORM).add(event.event_id, dict(event.payload)):
-        logger.info("Prolific webhook %s is a duplicate: dropped", event.event_id)
+    if event is None:
+        raise Http404(f"{traits.short_name} sends no webhooks here")
+    if not DbDedupStore(traits.name).add(event.event_id, dict(event.payload)):
+        logger.info("%s webhook %s is a duplicate: dropped", traits.short_name, event.event_id)
         return JsonResponse({"ok": True, "duplicate": True})
-    study_id = str(event.payload.get("study_id") or "")
-    batch = batch_for_platform_ref(PLATFORM, event.resource_id, study_id)
+    batch = batch_for_platform_ref(traits.name, event.resource_id, event.unit_ref)
     if batch is None:
-        logger.warning("Prolific webhook %s about %s matches no batch", event.event_type, event.resource_id)
+        logger.warning(
+            "%s webhook %s about %s matches no batch", traits.short_name, event.event_type, event.resource_id
+        )
         return JsonResponse({"ok": True, "batch": None})
     _queue_sync(batch.pk)
     return JsonResponse({"ok": True, "batch": batch.pk})

@@ -20,6 +20,7 @@ from annotation.platforms import Platform
 from crowd.providers.arrival import Arrival, Completion, Finished, origin_of
 from crowd.providers.costs import NO_FEES, FeeSchedule
 from crowd.providers.errors import ProviderConfigError
+from crowd.providers.webhooks import WebhookEvent
 
 NO_CONFIG: Mapping[str, Any] = MappingProxyType({})
 """No provider settings: no stand-in origins (the platforms' own sites only)."""
@@ -91,6 +92,17 @@ class PlatformTraits:
     @classmethod
     def completion(cls, finished: Finished, config: Mapping[str, Any]) -> Optional[Completion]:
         """Where a worker goes once their submission is stored; None: crowdqa thanks them itself."""
+        return None
+
+    @classmethod
+    def read_webhook(
+        cls, headers: Mapping[str, str], body: bytes, config: Mapping[str, Any]
+    ) -> Optional[WebhookEvent]:
+        """The verified event of a webhook request; None when the platform sends no webhooks here.
+
+        Raises:
+            WebhookError: the request must be refused (bad signature, stale timestamp, bad body).
+        """
         return None
 
 

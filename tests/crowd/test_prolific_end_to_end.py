@@ -127,3 +127,12 @@ def test_prolific__pause_and_resume_the_study(prolific_batch: Batch, fake_prolif
     change_status(prolific_batch, "resume")
     prolific_batch.refresh_from_db()
     assert study["status"] == "ACTIVE" and prolific_batch.status == Batch.Status.PUBLISHED
+
+
+@pytest.mark.django_db
+def test_webhook__a_platform_that_sends_none_here_or_no_platform_answers_404(settings) -> None:  # noqa: ANN001
+    settings.PROLIFIC_WEBHOOK_SECRET = SECRET
+    client = Client()
+    for platform in ("mturk", "local", "nowhere"):
+        answer = client.post(f"/crowd/webhooks/{platform}/", b"{}", content_type="application/json")
+        assert answer.status_code == 404, platform

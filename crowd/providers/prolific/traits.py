@@ -14,6 +14,7 @@ from annotation.platforms import Platform
 from crowd.providers.arrival import Arrival, Completion, Finished, required_parameter
 from crowd.providers.costs import FeeSchedule
 from crowd.providers.traits import PlatformTraits
+from crowd.providers.webhooks import WebhookEvent
 
 
 def prolific_fees(rate: float = 1 / 3, vat_rate: float = 0.0) -> FeeSchedule:
@@ -44,6 +45,7 @@ class ProlificTraits(PlatformTraits):
         "PROLIFIC_WORKSPACE_ID",
         "PROLIFIC_BLOCK_GROUP_ID",
         "PROLIFIC_RETRIES",
+        "PROLIFIC_WEBHOOK_SECRET",
     )
     provider_path = "crowd.providers.prolific.provider:ProlificProvider"
 
@@ -72,3 +74,13 @@ class ProlificTraits(PlatformTraits):
         from crowd.providers.prolific.api import completion_url  # keeps requests out of the HIT views
 
         return Completion(redirect_to=completion_url(finished.completion_code))
+
+    @classmethod
+    def read_webhook(
+        cls, headers: Mapping[str, str], body: bytes, config: Mapping[str, Any]
+    ) -> Optional[WebhookEvent]:
+        """Check the signature (``PROLIFIC_WEBHOOK_SECRET``) and the timestamp, then decode the event."""
+        from crowd.providers.prolific.webhooks import parse_event, verify_signature
+
+        verify_signature(str(config.get("PROLIFIC_WEBHOOK_SECRET", "")), headers, body)
+        return parse_event(body)

@@ -21,11 +21,13 @@ import logging
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from annotation.platforms import Platform
 from crowd.providers.base import DedupStore
+from crowd.providers.webhooks import WebhookError, WebhookEvent
+
+__all__ = ["WebhookError", "WebhookEvent", "parse_event", "receive", "sign", "verify_signature"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,35 +40,6 @@ MAX_BODY_BYTES = 64 * 1024
 """Largest webhook body considered (Prolific's events are a few hundred bytes)."""
 MAX_JSON_DEPTH = 20
 """Deepest JSON nesting parsed (Prolific's events nest two levels)."""
-
-
-class WebhookError(Exception):
-    """A webhook request that must be refused (answer 400/401, do not process)."""
-
-    def __init__(self, message: str, code: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-@dataclass(frozen=True)
-class WebhookEvent:
-    """A verified Prolific event.
-
-    Attributes:
-        event_id: the dedup key (explicit id, or derived from type, resource and status).
-        event_type: ``submission.status.change``, ``study.status.change`` ...
-        resource_id: the submission or study id.
-        status: the new status ("" when the event has none).
-        participant_id: for submission events.
-        payload: the whole decoded body.
-    """
-
-    event_id: str
-    event_type: str
-    resource_id: str
-    status: str = ""
-    participant_id: str = ""
-    payload: Mapping[str, Any] = field(default_factory=dict)
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:
@@ -201,6 +174,7 @@ def parse_event(body: bytes) -> WebhookEvent:
         resource_id=resource_id,
         status=status,
         participant_id=str(payload.get("participant_id") or ""),
+        unit_ref=str(payload.get("study_id") or ""),
         payload=payload,
     )
 
