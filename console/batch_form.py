@@ -123,6 +123,10 @@ class NewBatchForm(forms.Form):
         label="Description shown to workers", widget=forms.Textarea(attrs={"rows": 2}), required=False
     )
 
+    def field_kinds(self) -> dict[str, list[str]]:
+        """See :func:`field_kinds` (the template reads it as ``form.field_kinds``)."""
+        return field_kinds()
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         from exports.models import Release
 
@@ -208,6 +212,30 @@ class NewBatchForm(forms.Form):
             options=options,
             quiz=data.get("quiz"),
         )
+
+
+def field_kinds() -> dict[str, list[str]]:
+    """The fields that apply to some kinds only, with those kinds (the page hides the others).
+
+    Fields not named here (platform, pay, limits, who may work, what workers see) apply to every kind.
+    """
+    documents = kinds_where(lambda h: h.built_from == BuiltFrom.DOCUMENTS)
+    release = kinds_where(lambda h: h.built_from == BuiltFrom.RELEASE)
+    return {
+        "corpus": [k for k, _ in KINDS if k not in release],
+        "documents": list(documents),
+        "parent": list(kinds_where(lambda h: h.built_from == BuiltFrom.QUESTIONS)),
+        "release": list(release),
+        "split": list(release),
+        "sample": list(release),
+        "max_pairs_per_worker": list(
+            kinds_where(lambda h: h.built_from == BuiltFrom.DOCUMENTS and not h.has_quiz)
+        ),
+        "max_pairs_per_document": list(
+            kinds_where(lambda h: h.built_from == BuiltFrom.DOCUMENTS and not h.has_quiz)
+        ),
+        "quiz": list(kinds_where(lambda h: h.has_quiz)),
+    }
 
 
 def cents(amount: Optional[Decimal]) -> Optional[int]:
