@@ -16,6 +16,7 @@ urlpatterns = [
     path("batches/<int:pk>/progress.json", views.batch_progress, name="batch-progress"),
     path("batches/<int:pk>/invites/", review_views.batch_invites, name="batch-invites"),
     path("batches/<int:pk>/status/", review_views.batch_status, name="batch-status"),
+    path("batches/<int:pk>/by-skill/", review_views.batch_by_skill, name="batch-by-skill"),
     path("assignments/<int:pk>/", review_views.AssignmentDetailView.as_view(), name="assignment"),
     path("assignments/<int:pk>/review/", review_views.review_assignment, name="assignment-review"),
     path("assignments/<int:pk>/bonus/", review_views.bonus_assignment, name="assignment-bonus"),

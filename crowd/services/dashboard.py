@@ -23,6 +23,27 @@ def _median(values: list[float]) -> Optional[float]:
     return statistics.median(values) if values else None
 
 
+def worker_reliability(batch: Batch) -> dict[str, Any]:
+    """The aggregated SciQ stage-2 validations of ``batch`` (``judgements.batch_judgements``) by the
+    default method: ``method``, ``labels``, ``items``, ``rejected`` (items whose verdict is
+    ``reject``), ``alpha`` and ``workers`` (pseudonym -> ``skill``, ``n``); empty without validations."""
+    from crowd.aggregation import DEFAULT_METHOD, REJECT, aggregate
+    from crowd.services.judgements import batch_judgements
+
+    judgements = batch_judgements(batch)
+    if not judgements:
+        return {}
+    result = aggregate(judgements, DEFAULT_METHOD)
+    return {
+        "method": result.method,
+        "labels": result.labels,
+        "items": len(result.items),
+        "rejected": sum(1 for v in result.items.values() if v.label == REJECT),
+        "alpha": result.alpha,
+        "workers": {w: {"skill": s.skill, "n": s.n} for w, s in result.workers.items()},
+    }
+
+
 def _worked_seconds(a: Assignment) -> Optional[float]:
     """Seconds the worker spent on an assignment: its measured active time, else accept-to-submit."""
     return a.active_seconds if a.active_seconds is not None else a.time_on_task_seconds
@@ -110,7 +131,13 @@ def batch_stats(batch: Batch) -> dict[str, Any]:
         )
         row["pairs"] = per_worker_pairs.get(worker_id, 0)
         row["flags_per_pair"] = (per_worker_flags[worker_id] / row["pairs"]) if row["pairs"] else None
+    reliability = worker_reliability(batch)
+    for row in workers.values():
+        found = reliability["workers"].get(row["pseudonym"]) if reliability else None
+        row["skill"] = found["skill"] if found else None
+        row["judgements"] = found["n"] if found else 0
     return {
+        "reliability": {k: v for k, v in reliability.items() if k != "workers"} if reliability else None,
         "batch": batch.pk,
         "status": batch.status,
         "provider": batch.provider,

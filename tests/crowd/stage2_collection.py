@@ -48,6 +48,8 @@ def build_collection(
         )
         pairs[item.id] = pair
         hits[item.id] = HIT.objects.create(batch=stage2, position=position, qa_pair=pair, max_assignments=5)
+    for batch in (stage1, stage2):
+        batch.publish()
     workers: dict[str, Worker] = {}
     for judgement in judgements:
         worker = workers.get(judgement.worker)

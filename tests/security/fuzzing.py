@@ -122,6 +122,13 @@ ENDPOINTS = (
     ),
     Endpoint("block", "POST", "/workers/{local_worker}/block/", "researcher", ("action", "reason", "next")),
     Endpoint(
+        "by-skill",
+        "POST",
+        "/batches/{local_batch}/by-skill/",
+        "researcher",
+        ("action", "threshold", "min_labels", "reason"),
+    ),
+    Endpoint(
         "invites", "POST", "/batches/{local_batch}/invites/", "researcher", ("count", "label", "is_expert")
     ),
     Endpoint("batch-status", "POST", "/batches/{local_batch}/status/", "researcher", ("action",)),
