@@ -31,7 +31,6 @@ from annotation.hits import FormCheck, HitConflict, HitHandler, handler_for
 from annotation.models import HIT, Assignment, Batch, Document, IllegalTransition
 from annotation.permissions import can_view
 from crowd.models import Consent
-from crowd.providers.arrival import Finished
 from crowd.providers.factory import config_from
 from crowd.providers.traits import arriving_platforms, completion_for, traits_for
 from worker import admission, assigning, hit_links
@@ -250,10 +249,10 @@ def _after_commit(assignment_id: int) -> None:
 def _after_submit(request: HttpRequest, assignment: Assignment) -> HttpResponse:
     """Send the worker back where they came from, once the answers are stored (the platform's step:
     the worker platform's :meth:`~crowd.providers.traits.PlatformTraits.completion`)."""
-    finished = Finished(
-        submit_to=assignment.platform_meta.get("turk_submit_to", ""),
-        assignment_ref=assignment.platform_ref,
-        completion_code=assignment.hit.batch.options.get("completion_code", ""),
+    finished = traits_for(assignment.worker.platform).finished(
+        assignment.platform_meta,
+        assignment.platform_ref,
+        assignment.hit.batch.options.get("completion_code", ""),
     )
     completion = completion_for(assignment.worker.platform, finished, config_from(settings))
     if completion is None:
@@ -261,7 +260,7 @@ def _after_submit(request: HttpRequest, assignment: Assignment) -> HttpResponse:
     if completion.post_to:
         return render(
             request,
-            "hits/mturk_submit.html",
+            completion.page,
             {
                 "action": completion.post_to,
                 "assignment_id": completion.assignment_id,

@@ -111,12 +111,14 @@ class Completion:
 
     Attributes:
         post_to: MTurk's externalSubmit URL the page posts ``assignment_id`` to ("" otherwise).
+        page: the template of the page that posts it.
         assignment_id: the platform assignment id posted to MTurk.
         redirect_to: Prolific's completion URL ("" otherwise).
         problem: why neither is possible (no completion code, a stored ``turkSubmitTo`` that is not MTurk).
     """
 
     post_to: str = ""
+    page: str = ""
     assignment_id: str = ""
     redirect_to: str = ""
     problem: str = ""

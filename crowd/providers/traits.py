@@ -90,6 +90,12 @@ class PlatformTraits:
         return None
 
     @classmethod
+    def finished(cls, meta: Mapping[str, Any], assignment_ref: str, completion_code: str) -> Finished:
+        """What the completion step needs of a stored assignment: its platform id, the batch's completion
+        code, and what the arrival kept in ``meta`` (``Assignment.platform_meta``)."""
+        return Finished(assignment_ref=assignment_ref, completion_code=completion_code)
+
+    @classmethod
     def completion(cls, finished: Finished, config: Mapping[str, Any]) -> Optional[Completion]:
         """Where a worker goes once their submission is stored; None: crowdqa thanks them itself."""
         return None

@@ -33,6 +33,9 @@ MTURK_WORKER_ORIGINS = ("https://www.mturk.com", "https://workersandbox.mturk.co
 MTURK_FRAME_ORIGINS = ("https://worker.mturk.com", *MTURK_WORKER_ORIGINS)
 """The MTurk pages that show a HIT in their iframe (the worker site, its classic and sandbox hosts)."""
 
+SUBMIT_PAGE = "hits/mturk_submit.html"
+"""The page that posts the assignment id to MTurk's ``externalSubmit`` once the answers are stored."""
+
 MTURK_FEES = FeeSchedule(
     Platform.MTURK.value,
     commission_rate=0.20,
@@ -144,4 +147,9 @@ class MTurkTraits(PlatformTraits):
                 problem="Your answers are saved, but this HIT was not opened from MTurk's site, so it cannot "
                 "be submitted there from here. Please contact the requester through MTurk."
             )
-        return Completion(post_to=target, assignment_id=finished.assignment_ref)
+        return Completion(post_to=target, page=SUBMIT_PAGE, assignment_id=finished.assignment_ref)
+
+    @classmethod
+    def finished(cls, meta: Mapping[str, Any], assignment_ref: str, completion_code: str) -> Finished:
+        """The ``turkSubmitTo`` the arrival kept (checked again by :meth:`completion`)."""
+        return Finished(submit_to=str(meta.get("turk_submit_to", "")), assignment_ref=assignment_ref)

@@ -96,3 +96,13 @@ def test_stand_in_origins__a_configured_mturk_stand_in_is_trusted_like_mturk(
     assert framing_origins({}) == MTURK_FRAME_ORIGINS
     monkeypatch.setenv("AWS_ENDPOINT_URL_MTURK", "http://127.0.0.1:7/")
     assert framing_origins(config) == (*MTURK_FRAME_ORIGINS, "http://127.0.0.1:5", "http://127.0.0.1:7")
+
+
+def test_finished__each_platform_reads_what_its_arrival_kept() -> None:
+    meta = {"turk_submit_to": "https://www.mturk.com/mturk/externalSubmit", "study_id": "S1"}
+    mturk = traits_for("mturk").finished(meta, "A1", "")
+    assert (mturk.submit_to, mturk.assignment_ref) == (meta["turk_submit_to"], "A1")
+    prolific = traits_for("prolific").finished(meta, "SESSION1", "C0DE")
+    assert (prolific.submit_to, prolific.completion_code) == ("", "C0DE")
+    completion = completion_for("mturk", mturk)
+    assert completion is not None and completion.page and completion.post_to == meta["turk_submit_to"]
