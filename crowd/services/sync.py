@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Optional
 
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Q
 from django.http import QueryDict
 from django.utils import timezone
 
@@ -209,6 +211,31 @@ def _apply(assignment: Assignment, sub: PlatformSubmission, counts: dict[str, in
     _note(assignment, f"{sub.platform_status or status.value} on {platform}")
 
 
+def settled_units(batch: Batch) -> set[str]:
+    """Platform ids of the batch's HITs on which nothing can change any more (MTurk: a HIT per unit).
+
+    A HIT whose every slot (``max_assignments``) holds an approved or rejected assignment, and which holds
+    no other live work, has no submission left to arrive and no decision left to follow: sync does not
+    list its assignments again. A Prolific study is one unit and is always read.
+    """
+    if not traits_for(batch.provider).unit_per_hit:
+        return set()
+    decided = (Assignment.Status.APPROVED, Assignment.Status.REJECTED)
+    gone = (Assignment.Status.EXPIRED, Assignment.Status.RETURNED)
+    rows = (
+        HIT.objects.filter(batch=batch)
+        .exclude(platform_ref="")
+        .annotate(
+            decided=Count("assignments", filter=Q(assignments__status__in=decided)),
+            live=Count("assignments", filter=~Q(assignments__status__in=decided + gone)),
+        )
+        .values_list("platform_ref", "max_assignments", "decided", "live")
+    )
+    return {
+        ref for ref, slots, done, live in rows if live == 0 and done >= max(slots, batch.assignments_per_hit)
+    }
+
+
 def _missing_resolved(assignment: Assignment) -> bool:
     """True for local work absent on the platform that an earlier sync already settled or flagged."""
     return assignment.status in (Assignment.Status.EXPIRED, Assignment.Status.RETURNED) or bool(
@@ -258,7 +285,8 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
     study the stopped attempt made are adopted (``publish_resumed`` counts the batch's units).
 
     Returns:
-        Counts: ``restored``, ``changed``, ``unchanged``, ``missing`` (local work the platform does not
+        Counts: ``units_skipped`` (HITs not read again, see ``settled_units``), ``restored``, ``changed``,
+        ``unchanged``, ``missing`` (local work the platform does not
         list, newly found: an earlier sync's expired or flagged work is ``missing_known``), ``unmatched``,
         ``conflicts``,
         ``ignored``, ``hits_published``, ``grants_synced``, ``grants_pending`` and ``budget_stopped``
@@ -309,8 +337,17 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
     published = published_of(batch)
     if published is not None and traits_for(batch.provider).external:
         provider = provider_for(batch)
+        settled = settled_units(batch)
+        if settled:  # nothing on these HITs can change: they are not asked for again
+            published = replace(
+                published, units=tuple(u for u in published.units if u.platform_id not in settled)
+            )
+        counts["units_skipped"] = len(settled)
         rows = list(
-            Assignment.objects.filter(hit__batch=batch).exclude(platform_ref="").select_related("hit__batch")
+            Assignment.objects.filter(hit__batch=batch)
+            .exclude(platform_ref="")
+            .exclude(hit__platform_ref__in=settled)
+            .select_related("hit__batch")
         )
         local = {a.platform_ref: NEUTRAL_STATUS[a.status] for a in rows}
         by_ref = {a.platform_ref: a for a in rows}

@@ -189,3 +189,22 @@ def test_sync_batch_task__webhook_queued_sync_retries_transient_failures(
     monkeypatch.setattr(tasks, "sync_batch", flaky)
     result = tasks.sync_batch_task.apply(args=[mturk_batch.pk])
     assert result.successful() and len(calls) == 3 and result.result["batch"] == mturk_batch.pk
+
+
+def test_sync__incremental_a_hit_whose_every_slot_is_decided_is_not_listed_again(
+    mturk_batch: Batch, fake_mturk_server
+) -> None:  # noqa: ANN001
+    fake = fake_mturk_server.fake
+    first, second = mturk_batch.hits.order_by("position")
+    fake.submit(first.platform_ref, "W1", answers_for(first))
+    fake.submit(second.platform_ref, "W2", answers_for(second))
+    sync_batch(mturk_batch)
+    approve_assignment(Assignment.objects.get(hit=first))  # its one slot is decided: nothing can change
+    fake.calls.clear()
+    counts = sync_batch(mturk_batch)
+    assert counts["units_skipped"] == 1 and counts["missing"] == 0 and counts["unchanged"] == 1
+    assert fake.calls.count("ListAssignmentsForHIT") == 1  # only the HIT still awaiting a decision
+    fake.assignments[Assignment.objects.get(hit=second).platform_ref]["AssignmentStatus"] = "Approved"
+    assert sync_batch(mturk_batch)["changed"] == 1  # MTurk's auto-approval is still followed
+    assert Assignment.objects.get(hit=second).status == "approved"
+    assert sync_batch(mturk_batch)["units_skipped"] == 2
