@@ -102,7 +102,7 @@ def test_assignment_page__unconfirmed_bonus_settled_from_mturks_record(
     row = Payment.objects.get(kind="bonus")
     payer = _client_with(client, "crowd.add_payment")
     page = payer.get(f"/assignments/{submitted.pk}/").content.decode()
-    assert "not confirmed" in page and "Check MTurk" in page
+    assert "payment unknown" in page and "Check MTurk" in page
     payer.post(f"/crowd/payments/{row.pk}/resolve/")
     row.refresh_from_db()
     assert row.status == "confirmed" and len(fake_mturk_server.fake.bonuses) == 1

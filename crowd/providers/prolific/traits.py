@@ -37,6 +37,7 @@ class ProlificTraits(PlatformTraits):
 
     name = Platform.PROLIFIC.value
     short_name = "Prolific"
+    bonus_record_readable = True  # a submission lists its bonus_payments
     min_rejection_chars = 100
     fees = PROLIFIC_FEES
     config_keys = (
