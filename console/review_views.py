@@ -24,6 +24,7 @@ from annotation.models import Assignment, Batch, IllegalTransition, ScreeningGra
 from annotation.permissions import ResearcherRequiredMixin, researcher_action
 from crowd.invites import create_invites
 from crowd.providers.costs import format_money
+from crowd.providers.prolific.api import REJECTION_CATEGORIES
 from crowd.providers.traits import traits_for
 
 REASON_KEY = "crowdqa-reject-reason-{pk}"
@@ -117,7 +118,8 @@ def review_assignment(request: HttpRequest, pk: int) -> HttpResponse:
             approve_assignment(assignment, confirm_no_work=request.POST.get("confirm_no_work") == "on")
             messages.success(request, f"Approved submission {pk}; {outcome(assignment)}.")
         elif action == "reject":
-            reject_assignment(assignment, reason)
+            category = request.POST.get("category", "OTHER")
+            reject_assignment(assignment, reason, category if category in REJECTION_CATEGORIES else "OTHER")
             messages.success(request, f"Rejected submission {pk}; {outcome(assignment)}.")
         else:
             messages.error(request, "Choose Approve or Reject.")
@@ -125,6 +127,18 @@ def review_assignment(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, f"Submission {pk} was not changed: {_error_text(exc)}")
         if action == "reject" and reason:
             request.session[REASON_KEY.format(pk=pk)] = reason[:10_000]
+        if request.POST.get("back"):  # the review stream: stay on this item to fix the reason
+            return _back_to_field(request, "back", pk)
+    if request.POST.get("next"):
+        return _back_to(request, "annotation:review-stream")
+    return redirect("annotation:assignment", pk=pk)
+
+
+def _back_to_field(request: HttpRequest, name: str, pk: int) -> HttpResponse:
+    """Redirect to the same-site URL in POST field ``name``, else to the assignment page."""
+    target = request.POST.get(name, "")
+    if target.startswith("/") and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        return HttpResponseRedirect(target)
     return redirect("annotation:assignment", pk=pk)
 
 
@@ -221,6 +235,8 @@ def bonus_assignment(request: HttpRequest, pk: int) -> HttpResponse:
         )
     except ReviewError as exc:
         messages.error(request, f"No bonus was paid for submission {pk}: {_error_text(exc)}")
+    if request.POST.get("next"):
+        return _back_to(request, "annotation:review-stream")
     return redirect("annotation:assignment", pk=pk)
 
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from console import launch_views, review_views, views
+from console import launch_views, review_views, stream_views, views
 
 app_name = "annotation"
 urlpatterns = [
@@ -22,6 +22,7 @@ urlpatterns = [
     path("assignments/<int:pk>/bonus/", review_views.bonus_assignment, name="assignment-bonus"),
     path("workers/<int:pk>/block/", review_views.worker_block, name="worker-block"),
     path("review/", review_views.ReviewQueueView.as_view(), name="review-queue"),
+    path("review/stream/", stream_views.ReviewStreamView.as_view(), name="review-stream"),
     path("review/decide/", review_views.review_queue_decide, name="review-decide"),
     path("jobs/<int:pk>/", views.JobDetailView.as_view(), name="job"),
 ]
