@@ -79,6 +79,10 @@ class BatchOptions(_Object):
     )
     keywords: Optional[Strings] = _key("a list of strings", "search keywords shown on the platform")
     expected_bonus_cents: Optional[Count] = _key("a whole number >= 0", "bonuses counted in the estimate")
+    floor_wage_cents_per_hour: Optional[Count] = _key(
+        "a whole number >= 0",
+        "the least pay per hour of active time: approving tops the reward up with a bonus",
+    )
     # Screening batches.
     grants_qualification: Optional[StrictStr] = _key("a string", "the local qualification approval grants")
     screening_qualification: Optional[StrictStr] = _key(

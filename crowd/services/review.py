@@ -31,7 +31,13 @@ from crowd.providers import errors
 from crowd.providers.base import CrowdProvider, PaymentResult, PaymentStatus, PublishedBatch
 from crowd.providers.costs import bonus_fee_cents, check_budget, fees_for
 from crowd.providers.factory import get_provider
-from crowd.services.ledger import DbPaymentStore, PaymentBusyError, payment_claim, require_no_transaction
+from crowd.services.ledger import (
+    DbPaymentStore,
+    LedgerError,
+    PaymentBusyError,
+    payment_claim,
+    require_no_transaction,
+)
 from crowd.services.lifecycle import LifecycleError, provider_for, published_of, spent_cents
 from crowd.services.qualifications import qualify_worker
 
@@ -240,6 +246,24 @@ def approve_assignment(assignment: Assignment, feedback: str = "", confirm_no_wo
     if handler_for(assignment.hit.batch.kind).qualifies_workers:
         qualify_worker(assignment.worker, assignment.hit.batch)
     logger.info("Assignment(%s) approved on %s", assignment.pk, provider.name)
+    _top_up(assignment)
+
+
+def _top_up(assignment: Assignment) -> None:
+    """Pay the floor-wage top-up of a just approved assignment (:mod:`crowd.services.fair_pay`).
+
+    The approval stands whatever happens here: a refused or deferred top-up is logged, and approving
+    again (or ``review_batch --bonus`` with the same key) pays it once.
+    """
+    from crowd.services.fair_pay import FLOOR_OPTION, top_up_to_floor
+
+    if not assignment.hit.batch.options.get(FLOOR_OPTION):
+        return
+    assignment.refresh_from_db(fields=["status", "active_seconds"])
+    try:
+        top_up_to_floor(assignment)
+    except (ReviewError, LedgerError) as exc:
+        logger.warning("Assignment(%s): floor-wage top-up not paid: %s", assignment.pk, exc)
 
 
 def reject_assignment(assignment: Assignment, reason: str, category: str = "OTHER") -> None:
