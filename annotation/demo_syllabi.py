@@ -7,7 +7,7 @@ the seven SyllabusQA types (papers/syllabusqa.txt 2.3), whose answer spans are c
 whose reasoning answers are computed from the same facts, so every pair is correct by construction.
 The output is deterministic: the same file gives the same texts, pairs and ids.
 
-No Django import: :mod:`annotation.services.demo` stores what this returns.
+No Django import: :mod:`console.demo` stores what this returns.
 """
 
 from __future__ import annotations

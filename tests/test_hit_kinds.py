@@ -29,7 +29,7 @@ KIND_OWNERS = ("annotation/hits/", "annotation/models.py")
 ALLOWED: dict[str, str] = {
     "evaluation/services/expert.py": "create_expert_batch makes the expert batches: it names the kind "
     "of the batch it creates and asks nothing about an existing batch",
-    "annotation/services/demo.py": "load_demo creates the demo batches: it names the kinds of the "
+    "console/demo.py": "load_demo creates the demo batches: it names the kinds of the "
     "batches it creates and asks nothing about an existing batch",
 }
 """Modules that may name a kind, with the reason."""

@@ -47,7 +47,6 @@ _AFTER = (
 )
 #: importer -> imported module, with why, for the imports that still run against ``LEVELS``.
 REMAINING: dict[tuple[str, str], str] = {
-    ("annotation.services.demo", "filters.services"): "load_demo filters the demo corpus",
     ("annotation.tasks", "filters.services"): _AFTER,
     ("annotation.tasks", "crowd.services.lifecycle"): _AFTER,
     ("annotation.services.validation_hits", "crowd.providers.traits"): _AFTER,

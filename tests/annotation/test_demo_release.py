@@ -18,7 +18,7 @@ from django.core.management import call_command
 from annotation import question_types as qt
 from annotation.demo_syllabi import load_courses
 from annotation.models import QAPair
-from annotation.services.demo import DEMO_DIR, load_demo
+from console.demo import DEMO_DIR, load_demo
 from evaluation.models import BenchmarkRun
 
 pytestmark = pytest.mark.django_db
@@ -76,7 +76,7 @@ def test_demo__release_has_three_splits_and_search_runs_on_test(tmp_path: Path, 
 def test_demo_batches__a_second_sciq_batch_finds_free_passages() -> None:
     from annotation.models import Batch, Passage
     from annotation.services.batches import BatchSpec, create_batch
-    from annotation.services.demo import load_demo_batches
+    from console.demo import load_demo_batches
 
     load_demo()
     work = load_demo_batches()

@@ -109,7 +109,7 @@ def test_import_sciq_and_arc__counts_and_idempotence(shared_data) -> None:
 
 
 def test_import_corpus__text_and_pdf(tmp_path: Path) -> None:
-    from annotation.services.demo import render_pdf
+    from console.demo import render_pdf
 
     (tmp_path / "notes.txt").write_text(
         "A long enough first paragraph about cells and energy.\n\n"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.services.demo import load_demo, load_demo_batches
 from config.commands import JsonCommand
+from console.demo import load_demo, load_demo_batches
 
 
 class Command(JsonCommand):
