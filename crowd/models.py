@@ -135,9 +135,9 @@ class Payment(models.Model):
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending (not yet sent)"
-        SENT = "sent", "Sent to the platform"
+        SENT = "sent", "Unknown: sent, no answer yet (settled from the platform's record)"
         CONFIRMED = "confirmed", "Confirmed by the platform"
-        FAILED = "failed", "Failed"
+        FAILED = "failed", "Failed: not paid"
 
     batch = models.ForeignKey("annotation.Batch", on_delete=models.PROTECT, related_name="payments")
     assignment = models.ForeignKey(
