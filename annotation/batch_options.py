@@ -85,9 +85,6 @@ class BatchOptions(_Object):
     )
     # Screening batches.
     grants_qualification: Optional[StrictStr] = _key("a string", "the local qualification approval grants")
-    screening_qualification: Optional[StrictStr] = _key(
-        "a string", "the platform qualification created for the screening batch"
-    )
     quiz: Optional[Quiz] = _key(
         'an object {"n", "seed", "by_document"}', "the known-answer questions chosen for each HIT's syllabus"
     )

@@ -278,8 +278,9 @@ class BatchPlatformState(models.Model):
     One row per batch that went to a platform; later platform calls rebuild the ``PublishedBatch`` from
     ``published``. ``publish_started`` marks a publish that has not finished (the next attempt resumes it)
     and ``publish_ref`` the HIT type or study it created; ``stopped_for_good`` a batch whose units the
-    platform expired for good (``stop_is_final``); ``attention_reason`` why sync stopped on the batch (its
-    units are gone).
+    platform expired for good (``stop_is_final``); ``screening_qualification`` the platform qualification
+    created for a screening batch (MTurk qualification type, Prolific participant group);
+    ``attention_reason`` why sync stopped on the batch (its units are gone).
     """
 
     batch = models.OneToOneField(
@@ -289,6 +290,12 @@ class BatchPlatformState(models.Model):
     publish_started = models.DateTimeField(null=True, blank=True)
     publish_ref = models.CharField(max_length=100, blank=True, default="")
     stopped_for_good = models.BooleanField(default=False)
+    screening_qualification = models.CharField(
+        max_length=200,
+        blank=True,
+        default="",
+        help_text="The platform qualification a screening batch grants.",
+    )
     attention_reason = models.TextField(blank=True, default="")
     attention_at = models.DateTimeField(null=True, blank=True)
 

@@ -186,15 +186,17 @@ def qualification_options(
         options["required_qualification"] = screening.options.get(
             "grants_qualification", f"screened-{screening.pk}"
         )
-        if screening.options.get("screening_qualification") and screening.provider == provider:
-            options["require_qualification_ids"] = [screening.options["screening_qualification"]]
+        granted = BatchPlatformState.of(screening.pk).screening_qualification
+        if granted and screening.provider == provider:
+            options["require_qualification_ids"] = [granted]
     excluded = []
     for pk in exclude_batches:
         other = Batch.objects.filter(pk=pk).first()
         if other is None:
             raise QualificationChoiceError("exclude_batch", f"no Batch({pk})")
-        if other.options.get("screening_qualification") and other.provider == provider:
-            excluded.append(other.options["screening_qualification"])
+        granted = BatchPlatformState.of(other.pk).screening_qualification
+        if granted and other.provider == provider:
+            excluded.append(granted)
     if excluded:
         options["exclude_qualification_ids"] = excluded
     return options
@@ -394,15 +396,11 @@ def publish(batch: Batch, listener: Optional[PublishListener] = None) -> Publish
     provider = provider_for(batch)
     state = BatchPlatformState.of(batch.pk)
     resume = state.publish_started is not None
-    if (
-        handler_for(batch.kind).qualifies_workers
-        and provider.external
-        and not batch.options.get("screening_qualification")
-    ):
+    if handler_for(batch.kind).qualifies_workers and provider.external and not state.screening_qualification:
         qualification = provider.create_qualification(
             f"crowdqa-screened-{batch.pk}", f"Passed the crowdqa screening batch {batch.pk}"
         )
-        _set_options(batch, screening_qualification=qualification)
+        BatchPlatformState.change(batch.pk, screening_qualification=qualification)
     request = replace(
         publish_request(batch, provider),
         resume=resume,

@@ -12,12 +12,12 @@ platform accepts it. Both platforms' grant calls are idempotent, so a resend is 
 from __future__ import annotations
 
 import logging
-from typing import Any, Optional
+from typing import Optional
 
 from django.db.models import F
 
 from annotation.models import Batch
-from crowd.models import Qualification, Worker
+from crowd.models import BatchPlatformState, Qualification, Worker
 from crowd.providers import errors
 from crowd.providers.traits import traits_for
 from crowd.services.lifecycle import LifecycleError, provider_for
@@ -35,7 +35,7 @@ def platform_qualification_for(worker: Worker, batch: Batch) -> str:
 
     Only a worker of the batch's own platform can hold the batch's MTurk qualification / Prolific group.
     """
-    platform_id: Any = batch.options.get("screening_qualification")
+    platform_id = BatchPlatformState.of(batch.pk).screening_qualification
     if not platform_id or not traits_for(batch.provider).external or worker.platform != batch.provider:
         return ""
     return str(platform_id)

@@ -12,7 +12,7 @@ import pytest
 
 from annotation.models import Assignment
 from annotation.services.batches import BatchSpec
-from crowd.models import Qualification
+from crowd.models import BatchPlatformState, Qualification
 from crowd.services.lifecycle import launch
 from crowd.services.review import approve_assignment
 from crowd.services.sync import sync_batch
@@ -35,7 +35,7 @@ def test_screening_grant_on_mturk__failed_once_then_granted_by_sync(
     settings.PUBLIC_BASE_URL = "http://testserver"
     fake = fake_mturk_server.fake
     batch, _ = launch(BatchSpec(kind="screening", corpus="syl", provider="mturk", reward_cents=100))
-    qualification_type = batch.options["screening_qualification"]
+    qualification_type = BatchPlatformState.of(batch.pk).screening_qualification
     assert qualification_type in fake.qualification_types
     assignment_id = fake.submit(batch.hits.get().platform_ref, "WORKER1", {"qa-0-question": "Who teaches?"})
     sync_batch(batch)
@@ -66,7 +66,7 @@ def test_screening_grant_on_prolific__failed_once_then_granted_by_the_periodic_j
     settings.PROLIFIC_RETRIES = 0  # the 503 below outlasts the client's retries
     fake = fake_prolific_server.fake
     batch, _ = launch(BatchSpec(kind="screening", corpus="syl", provider="prolific", reward_cents=100))
-    group = batch.options["screening_qualification"]
+    group = BatchPlatformState.of(batch.pk).screening_qualification
     session = fake.start(batch.platform_ref, "P1")
     fake.complete(session, batch.options["completion_code"])
     assignment = Assignment.objects.create(

@@ -102,3 +102,38 @@ def test_migration__moves_platform_state_out_of_options_and_back() -> None:
     finally:
         executor = MigrationExecutor(connection)
         executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migration__moves_a_screening_qualification_into_the_state_and_back() -> None:
+    before = [("crowd", "0005_platform_state_out_of_batch_options")]
+    after = [("crowd", "0006_screening_qualification_state")]
+    executor = MigrationExecutor(connection)
+    try:
+        executor.migrate(before)
+        old = executor.loader.project_state(before).apps
+        corpus = old.get_model("annotation", "Corpus").objects.create(name="c")
+        OldBatch = old.get_model("annotation", "Batch")
+        screening = OldBatch.objects.create(
+            name="s", kind="screening", corpus=corpus, options={"screening_qualification": "3QUAL", "seed": 1}
+        )
+        old.get_model("crowd", "BatchPlatformState").objects.create(
+            batch_id=screening.pk, stopped_for_good=True
+        )
+        plain = OldBatch.objects.create(name="l", kind="syllabus_qa", corpus=corpus, options={})
+
+        executor = MigrationExecutor(connection)
+        executor.migrate(after)
+        new = executor.loader.project_state(after).apps
+        state = new.get_model("crowd", "BatchPlatformState").objects.get(batch_id=screening.pk)
+        assert (state.screening_qualification, state.stopped_for_good) == ("3QUAL", True)
+        assert new.get_model("annotation", "Batch").objects.get(pk=screening.pk).options == {"seed": 1}
+        assert not new.get_model("crowd", "BatchPlatformState").objects.filter(batch_id=plain.pk).exists()
+
+        executor = MigrationExecutor(connection)
+        executor.migrate(before)
+        back = executor.loader.project_state(before).apps.get_model("annotation", "Batch")
+        assert back.objects.get(pk=screening.pk).options == {"seed": 1, "screening_qualification": "3QUAL"}
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())

@@ -82,7 +82,7 @@ def test_sync__screening_auto_approved_by_mturk_grants_the_qualification(fake_mt
     make_document(make_corpus(name="syl"), name="bio101")
     fake = fake_mturk_server.fake
     batch, _ = launch(BatchSpec(kind="screening", corpus="syl", provider="mturk", reward_cents=100))
-    qualification = batch.options["screening_qualification"]
+    qualification = BatchPlatformState.of(batch.pk).screening_qualification
     assignment_id = fake.submit(batch.hits.get().platform_ref, "W1", {"qa-0-question": "Who teaches?"})
     sync_batch(batch)
     fake.assignments[assignment_id]["AssignmentStatus"] = "Approved"  # MTurk's auto-approval

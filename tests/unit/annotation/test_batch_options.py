@@ -6,7 +6,14 @@ import pytest
 
 from annotation.batch_options import BATCH_OPTIONS, BatchOptionsError, check_batch_options
 
-PLATFORM_STATE_KEYS = ("published", "publish_started", "publish_ref", "mturk_expired", "needs_attention")
+PLATFORM_STATE_KEYS = (
+    "published",
+    "publish_started",
+    "publish_ref",
+    "mturk_expired",
+    "needs_attention",
+    "screening_qualification",
+)
 """Keys that moved to crowd.models.BatchPlatformState: a write of one of them is refused by name."""
 
 
