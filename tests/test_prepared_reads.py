@@ -2,11 +2,12 @@
 
 The comparison covers every concrete field of every model the signed link's read brings (JSON,
 dates, nullable foreign keys), the consent annotation, the row lock and the HIT's passages, so a
-Django upgrade that changes the compiler attributes :mod:`config.prepared_reads` relies on fails here.
+Django upgrade that changes the compiler attributes :mod:`annotation.prepared_reads` relies on fails here.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation.hits.sciq_question import _OFFERED
 from annotation.models import HIT, Assignment, Passage
-from config.prepared_reads import MARKER, PreparedRead
+from annotation.prepared_reads import MARKER, PreparedRead, Unsupported
 from crowd.models import Consent
 from tests.factories import make_assignment, make_batch, make_document, make_textbook, make_worker
 from tests.threads import run_in_threads, skip_unless_threads_share_the_database
@@ -180,3 +181,40 @@ def test_open_value_must_be_one_parameter() -> None:
     with pytest.raises(ValueError, match="one parameter"):
         none.all(1)
     assert MARKER < 0  # never a primary key
+
+
+@pytest.mark.parametrize(
+    ("build", "feature"),
+    [
+        (lambda pk: Passage.objects.filter(hits=pk).prefetch_related("hits"), "prefetch_related"),
+        (lambda pk: Passage.objects.filter(pk=pk).values("text"), "values()"),
+        (lambda pk: Passage.objects.filter(pk=pk).values_list("text", flat=True), "values()"),
+        (lambda pk: Passage.objects.filter(pk=pk).only("text"), "only()"),
+        (lambda pk: Passage.objects.filter(pk=pk).defer("text"), "defer()"),
+        (lambda pk: Passage.objects.filter(pk=pk).extra(select={"one": "1"}), "extra()"),
+        (lambda pk: Passage.objects.filter(pk=pk).union(Passage.objects.filter(pk=pk)), "union()"),
+        (lambda pk: Passage.objects.filter(pk=pk)[:1], "slicing"),
+        (lambda pk: Passage.objects.using("other").filter(pk=pk), "using('other')"),
+    ],
+)
+def test_queryset_features_it_does_not_reproduce__are_refused(build: Any, feature: str) -> None:
+    with pytest.raises(Unsupported, match=re.escape(feature)):
+        PreparedRead(build).all(1)
+
+
+def test_related_manager_queryset__is_refused() -> None:
+    assignment = make_assignment()
+    hit = assignment.hit
+    with pytest.raises(Unsupported, match="related manager"):
+        PreparedRead(lambda pk: hit.assignments.filter(pk=pk)).all(assignment.pk)
+
+
+def test_untested_django__fails_the_system_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    import django
+
+    from annotation.checks import check_prepared_reads_django
+
+    assert check_prepared_reads_django(None) == []
+    monkeypatch.setattr(django, "VERSION", (6, 1, 0, "final", 0))
+    errors = check_prepared_reads_django(None)
+    assert [e.id for e in errors] == ["crowdqa.E020"] and errors[0].is_serious()

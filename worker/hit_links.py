@@ -15,7 +15,7 @@ from django.http import Http404
 from django.urls import reverse
 
 from annotation.models import HIT, Assignment
-from config.prepared_reads import PreparedRead
+from annotation.prepared_reads import PreparedRead
 from crowd.models import Consent
 
 SALT = "crowdqa.hit-link"
@@ -63,7 +63,7 @@ def assignment_for(token: str, lock: bool = False) -> Assignment:
     which every HIT page asks next. With ``lock`` (inside a transaction) the same statement takes the
     assignment's row lock (the assignment row only), so a caller that writes it needs no second read.
     Every request on a signed link (page, autosave, submit, span lookup, consent, return) reads
-    through here, so its SQL is compiled once per thread (:class:`~config.prepared_reads.PreparedRead`).
+    through here, so its SQL is compiled once per thread (:class:`~annotation.prepared_reads.PreparedRead`).
 
     Raises:
         Http404: for a forged, truncated or unknown token (no hint about which).

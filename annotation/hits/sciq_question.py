@@ -20,10 +20,10 @@ from django.db.models import F
 from annotation import question_types as qt
 from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitConflict, HitHandler
 from annotation.models import HIT, Assignment, Batch, Passage, QAPair
+from annotation.prepared_reads import PreparedRead
 from annotation.qc.common import ERROR, severities_of
 from annotation.qc.sciq import SciQItem, SciQOptions, check_item
 from annotation.tutorial import PASSAGE_QUESTIONS
-from config.prepared_reads import PreparedRead
 
 logger = logging.getLogger(__name__)
 

@@ -11,8 +11,16 @@ objects of ``select_related``. No SQL is written by hand, and the queryset stays
 of the read.
 
 This leans on the query compiler's attributes (``select``, ``klass_info``, ``annotation_col_map``)
-and on ``django.db.models.query.get_related_populators``; ``tests/test_prepared_reads.py`` compares
-every read with the plain queryset's, so a Django upgrade that changes them fails there first.
+and on ``django.db.models.query.get_related_populators``, which Django does not document. So:
+
+- it reproduces ``ModelIterable`` with ``select_related`` and annotations only, and refuses (raises
+  :class:`Unsupported` when compiling) every queryset that asks for more: ``prefetch_related``,
+  ``values()`` / ``values_list()`` / ``dates()`` (another iterable class), ``defer()`` / ``only()``,
+  ``extra()``, combined queries (``union``...), a related manager's queryset (whose instances get their
+  cached parent), slicing and another database than the read's;
+- ``tests/test_prepared_reads.py`` compares every read with the plain queryset's, field by field;
+- the system check ``crowdqa.E020`` fails on a Django version it was not tested with
+  (:data:`TESTED_DJANGO`), so an upgrade is tested here before it serves.
 """
 
 from __future__ import annotations
@@ -24,13 +32,45 @@ from typing import Any, Generic, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Model, QuerySet
-from django.db.models.query import get_related_populators
+from django.db.models.query import ModelIterable, get_related_populators
 from django.db.transaction import TransactionManagementError
 
 M = TypeVar("M", bound=Model)
 
 #: The value compiled in place of the open one; found again among the compiled parameters.
 MARKER = -1_999_999_937
+
+#: The Django feature releases whose compiler this module was tested against (tests/test_prepared_reads.py).
+TESTED_DJANGO: frozenset[tuple[int, int]] = frozenset({(5, 2)})
+
+
+class Unsupported(ValueError):
+    """The queryset uses a feature a prepared read does not reproduce; evaluate it as a queryset."""
+
+
+def unsupported_features(queryset: QuerySet[Any], using: str) -> list[str]:
+    """What ``queryset`` asks for that :class:`PreparedRead` would silently not do (empty: nothing)."""
+    query = queryset.query
+    found = []
+    if queryset._prefetch_related_lookups:
+        found.append("prefetch_related()")
+    if queryset._iterable_class is not ModelIterable:
+        found.append("values(), values_list() or dates() (not model instances)")
+    if query.deferred_loading[0] or not query.deferred_loading[1]:
+        found.append("defer() or only()")
+    if query.extra or query.extra_tables or query.extra_order_by:
+        found.append("extra()")
+    if query.combinator:
+        found.append(f"{query.combinator}()")
+    if queryset._known_related_objects:
+        found.append("a related manager's queryset (its instances' cached parent)")
+    if query.low_mark or query.high_mark is not None:
+        found.append("slicing")
+    if queryset._db not in (None, using):
+        found.append(f"using({queryset._db!r}) (the read's database is {using!r})")
+    if queryset._fields is not None:
+        found.append("a field list")
+    return found
 
 
 @dataclass(frozen=True)
@@ -70,6 +110,10 @@ class PreparedRead(Generic[M]):
 
     def _compile(self, connection: Any) -> _Compiled:
         queryset = self._build(MARKER)
+        refused = unsupported_features(queryset, self._using)
+        if refused:
+            model = queryset.model._meta.label
+            raise Unsupported(f"a prepared read of {model} does not reproduce {', '.join(refused)}")
         compiler = queryset.query.get_compiler(using=self._using)
         # For a locking read, as_sql itself refuses to compile outside a transaction.
         sql, params = compiler.as_sql()
