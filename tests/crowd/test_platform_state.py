@@ -106,8 +106,8 @@ def test_migration__moves_platform_state_out_of_options_and_back() -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_migration__moves_a_screening_qualification_into_the_state_and_back() -> None:
-    before = [("crowd", "0005_platform_state_out_of_batch_options")]
-    after = [("crowd", "0006_screening_qualification_state")]
+    before = [("crowd", "0006_payment_status_labels")]
+    after = [("crowd", "0007_screening_qualification_state")]
     executor = MigrationExecutor(connection)
     try:
         executor.migrate(before)

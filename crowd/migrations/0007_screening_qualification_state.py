@@ -26,7 +26,7 @@ def backwards(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("crowd", "0005_platform_state_out_of_batch_options")]
+    dependencies = [("crowd", "0006_payment_status_labels")]
 
     operations = [
         migrations.AddField(
