@@ -65,3 +65,25 @@ def test_approve__tops_up_to_the_floor_wage_once_by_active_time(sciq_corpus) -> 
         (slow.pk, 150, f"floor-top-up-{slow.pk}")
     ]
     assert "minimum pay of 12.00" in top_ups.get().reason
+
+
+def test_launch_batch__validators_and_floor_wage_are_set_at_launch(sciq_corpus) -> None:
+    base = (
+        "launch_batch",
+        "--kind",
+        "sciq_question",
+        "--provider",
+        "local",
+        "--corpus",
+        "sci",
+        "--limit",
+        "1",
+    )
+    batch = Batch.objects.get(pk=_run(*base, "--validators", "3", "--floor-wage", "12.50")["batch"])
+    assert batch.options["stage2_assignments"] == 3 and batch.options["floor_wage_cents_per_hour"] == 1250
+    from django.core.management import CommandError
+
+    with pytest.raises(CommandError, match="--validators: at least 1"):
+        _run(*base, "--validators", "0")
+    with pytest.raises(CommandError, match="--floor-wage must be an amount"):
+        _run(*base, "--floor-wage", "lots")

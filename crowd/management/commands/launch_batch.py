@@ -107,6 +107,18 @@ class Command(JsonCommand):
         parser.add_argument("--quiz-seed", type=int, default=0, help="Seed of the quiz questions' choice.")
         parser.add_argument("--title", default="", help="Title shown to workers.")
         parser.add_argument("--description", default="", help="Description shown to workers.")
+        parser.add_argument(
+            "--validators",
+            type=int,
+            metavar="K",
+            help="SciQ question batches: validators per question in stage 2 (their verdicts are aggregated; "
+            "default 1).",
+        )
+        parser.add_argument(
+            "--floor-wage",
+            metavar="USD_PER_HOUR",
+            help="Least pay per hour of active time: approving tops the reward up with a bonus (e.g. 12.00).",
+        )
         parser.add_argument("--dry-run", action="store_true", help="Print the cost estimate; create nothing.")
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -119,6 +131,16 @@ class Command(JsonCommand):
                 pk = exc.contradiction
                 raise CommandError(f"--require-qualification {pk} and --exclude-batch {pk}: {exc}") from exc
             raise CommandError(f"--{exc.field.replace('_', '-')}: {exc}") from exc
+        if opts["validators"] is not None:
+            if opts["kind"] != "sciq_question":
+                raise CommandError(f"--validators: a {opts['kind']} batch has no stage 2 (sciq_question has)")
+            if opts["validators"] < 1:
+                raise CommandError(
+                    f"--validators: at least 1 validator per question, not {opts['validators']}"
+                )
+            options["stage2_assignments"] = opts["validators"]
+        if opts["floor_wage"] is not None:
+            options["floor_wage_cents_per_hour"] = cents(opts["floor_wage"], "--floor-wage") or 0
         spec = BatchSpec(
             kind=opts["kind"],
             corpus=opts["corpus"],
