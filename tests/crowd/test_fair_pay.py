@@ -87,3 +87,10 @@ def test_launch_batch__validators_and_floor_wage_are_set_at_launch(sciq_corpus) 
         _run(*base, "--validators", "0")
     with pytest.raises(CommandError, match="--floor-wage must be an amount"):
         _run(*base, "--floor-wage", "lots")
+
+
+def test_launch_batch__validators_need_a_stage_2(sciq_corpus) -> None:
+    from django.core.management import CommandError
+
+    with pytest.raises(CommandError, match="has no stage 2"):
+        _run("launch_batch", "--kind", "sciq_distractor", "--corpus", "sci", "--validators", "3")

@@ -132,8 +132,10 @@ class Command(JsonCommand):
                 raise CommandError(f"--require-qualification {pk} and --exclude-batch {pk}: {exc}") from exc
             raise CommandError(f"--{exc.field.replace('_', '-')}: {exc}") from exc
         if opts["validators"] is not None:
-            if opts["kind"] != "sciq_question":
-                raise CommandError(f"--validators: a {opts['kind']} batch has no stage 2 (sciq_question has)")
+            from annotation.hits import handler_for
+
+            if handler_for(opts["kind"]).stage2_kind is None:
+                raise CommandError(f"--validators: a {opts['kind']} batch has no stage 2 to validate it")
             if opts["validators"] < 1:
                 raise CommandError(
                     f"--validators: at least 1 validator per question, not {opts['validators']}"
