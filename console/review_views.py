@@ -14,6 +14,8 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -26,6 +28,9 @@ from crowd.invites import create_invites
 from crowd.providers.costs import format_money
 from crowd.providers.prolific.api import REJECTION_CATEGORIES
 from crowd.providers.traits import traits_for
+
+QUEUE_PAGE_SIZE = 20
+"""Submissions per page of the review queue (each one folded: its pairs open on demand)."""
 
 REASON_KEY = "crowdqa-reject-reason-{pk}"
 """Session key of a typed rejection reason kept after a refused rejection (shown again in the form)."""
@@ -281,12 +286,28 @@ class ReviewQueueView(ResearcherRequiredMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         flt = QueueFilter.from_params(self.request.GET)
         items = queue(flt)
-        by_assignment = {item.assignment.pk: item for item in items}
+        page = Paginator(items, QUEUE_PAGE_SIZE).get_page(self.request.GET.get("page"))
+        shown = list(page.object_list)
+        by_assignment = {item.assignment.pk: item for item in shown}
+        hit_sizes = dict(
+            Assignment.objects.filter(hit__in={item.assignment.hit_id for item in shown})
+            .exclude(submitted_at__isnull=True)
+            .order_by()
+            .values_list("hit")
+            .annotate(n=Count("pk"))
+        )
+        for item in shown:
+            item.workers_on_hit = hit_sizes.get(item.assignment.hit_id, 1)  # type: ignore[attr-defined]
+        params = self.request.GET.copy()
+        params.pop("page", None)
         for grade in ScreeningGrade.objects.filter(assignment__in=list(by_assignment)):
             by_assignment[grade.assignment_id].quiz = grade  # type: ignore[attr-defined]
         context.update(
             filter=flt,
-            items=items,
+            items=shown,
+            n_items=len(items),
+            page_obj=page,
+            page_query=params.urlencode(),
             n_pairs=sum(len(item.pairs) for item in items),
             n_validations=sum(1 for item in items if item.validation is not None),
             truncated=len(items) >= MAX_ROWS,

@@ -19,8 +19,10 @@ from urllib.parse import urlencode
 
 from django.http import Http404
 from django.urls import reverse
+from django.views.generic import DetailView
 
-from annotation.models import Assignment
+from annotation.models import HIT, Assignment, Distractor, QAPair, Validation
+from annotation.permissions import ResearcherRequiredMixin
 from console.review_queue import QueueFilter, queue
 from console.review_views import AssignmentDetailView
 from crowd.providers.prolific.api import REJECTION_CATEGORIES
@@ -109,4 +111,53 @@ class ReviewStreamView(AssignmentDetailView):
         }
         context["rejection_categories"] = rejection_categories()
         context["stream_statuses"] = STREAM_STATUSES
+        return context
+
+
+class HitCompareView(ResearcherRequiredMixin, DetailView):
+    """The submitted work of every worker of one HIT side by side: QA pairs by card, or validations.
+
+    Security behavior: reading only, with the researcher ``view`` permission (or the demo's read-only
+    dashboard); workers appear by pseudonym; decisions stay on each submission's own page.
+    """
+
+    model = HIT
+    template_name = "annotation/review_compare.html"
+    context_object_name = "hit"
+
+    def get_queryset(self) -> Any:
+        return HIT.objects.select_related("batch", "document", "qa_pair")
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        hit: HIT = self.object
+        assignments = list(
+            hit.assignments.exclude(submitted_at__isnull=True)
+            .select_related("worker")
+            .prefetch_related("qa_pairs")
+            .order_by("submitted_at", "pk")
+        )
+        by_position: dict[int, dict[int, QAPair]] = {}
+        for assignment in assignments:
+            for pair in assignment.qa_pairs.all():
+                by_position.setdefault(pair.position, {})[assignment.pk] = pair
+        context["assignments"] = assignments
+        context["rows"] = [
+            {"position": position, "cells": [by_position[position].get(a.pk) for a in assignments]}
+            for position in sorted(by_position)
+        ]
+        validations = {v.assignment_id: v for v in Validation.objects.filter(assignment__in=assignments)}
+        distractors: dict[int, list[Distractor]] = {}
+        for d in Distractor.objects.filter(validation__in=list(validations.values())).order_by(
+            "origin", "position"
+        ):
+            distractors.setdefault(d.validation_id, []).append(d)
+        context["validations"] = [
+            {
+                "validation": validations.get(a.pk),
+                "distractors": distractors.get(validations[a.pk].pk, []) if a.pk in validations else [],
+            }
+            for a in assignments
+        ]
+        context["has_validations"] = bool(validations)
         return context

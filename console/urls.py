@@ -23,6 +23,7 @@ urlpatterns = [
     path("workers/<int:pk>/block/", review_views.worker_block, name="worker-block"),
     path("review/", review_views.ReviewQueueView.as_view(), name="review-queue"),
     path("review/stream/", stream_views.ReviewStreamView.as_view(), name="review-stream"),
+    path("review/compare/<int:pk>/", stream_views.HitCompareView.as_view(), name="review-compare"),
     path("review/decide/", review_views.review_queue_decide, name="review-decide"),
     path("jobs/<int:pk>/", views.JobDetailView.as_view(), name="job"),
 ]

@@ -81,3 +81,22 @@ def test_review_stream__keyboard_decisions_next_and_decided_items_findable(
     expect(nav).to_contain_text("Submission 1 of 3")
     assert serious_violations(page) == [] and overflow(page) == []
     assert {s.pk for s in submissions} == set(Assignment.objects.values_list("pk", flat=True))
+
+
+@pytest.mark.parametrize("screen", ["phone", "laptop"])
+def test_review_queue_and_compare__fit_the_screen(live_server: Any, page: Page, screen: str) -> None:
+    from tests.console.test_review_queue_pages import submissions
+
+    hit = submissions(documents=1, workers=3)[0].hit
+    make_researcher("rosa", password=PASSWORD)
+    page.set_viewport_size(SCREENS[screen])
+    page.goto(f"{live_server.url}/accounts/login/?next=/review/")
+    page.fill("#id_username", "rosa")
+    page.fill("#id_password", PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("details.queue-pairs").first).not_to_have_attribute("open", "")
+    assert serious_violations(page) == [] and overflow(page) == []
+    page.get_by_role("link", name="Compare the 3 workers of this HIT side by side").first.click()
+    expect(page.locator("#compare thead th")).to_have_count(4)
+    assert page.url.endswith(f"/review/compare/{hit.pk}/")
+    assert serious_violations(page) == [] and overflow(page) == []
