@@ -90,3 +90,18 @@ class RequestGuardMiddleware:
                     )
         request.GET = _clean(request.GET)  # type: ignore[misc]
         return self.get_response(request)
+
+
+def client_ip(request: HttpRequest) -> str:
+    """The client's address for sign-in throttling (django-axes ``AXES_CLIENT_IP_CALLABLE``).
+
+    Behind the reverse proxy the README describes (``CROWDQA_BEHIND_PROXY``), ``REMOTE_ADDR`` is the
+    proxy's for every client, so the address the proxy appended last to ``X-Forwarded-For`` is taken
+    (earlier entries are the client's to choose and are ignored); otherwise ``REMOTE_ADDR``.
+    """
+    if getattr(settings, "CROWDQA_BEHIND_PROXY", False):
+        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+        last = forwarded.rsplit(",", 1)[-1].strip()
+        if last:
+            return last[:64]
+    return str(request.META.get("REMOTE_ADDR", ""))

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    "axes",
     "django_celery_results",
     "annotation",
     "crowd",
@@ -76,7 +77,24 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns a locked-out sign-in into its 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# --- Sign-in throttling (django-axes): both sign-in pages, per account and per client ---------------
+# Each failed sign-in counts against the username tried and against the client address, separately:
+# CROWDQA_LOGIN_FAILURES failures of either within CROWDQA_LOGIN_COOLOFF_MINUTES lock it out (429)
+# until the cool-off has passed; a success resets the account's count.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("CROWDQA_LOGIN_FAILURES", "5"))
+AXES_COOLOFF_TIME = float(os.environ.get("CROWDQA_LOGIN_COOLOFF_MINUTES", "15")) / 60  # hours
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_SENSITIVE_PARAMETERS = ["password"]
+AXES_CLIENT_IP_CALLABLE = "config.request_guard.client_ip"
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -158,7 +176,8 @@ SECURE_REDIRECT_EXEMPT = [r"^health/$"]  # load balancers probe over plain http
 SECURE_HSTS_SECONDS = int(os.environ.get("CROWDQA_HSTS_SECONDS", "0") or 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("CROWDQA_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("CROWDQA_HSTS_PRELOAD", False)
-if env_bool("CROWDQA_BEHIND_PROXY", False):
+CROWDQA_BEHIND_PROXY = env_bool("CROWDQA_BEHIND_PROXY", False)
+if CROWDQA_BEHIND_PROXY:
     # A TLS-terminating proxy in front sets X-Forwarded-Proto; trust it only when told to.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 

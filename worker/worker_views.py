@@ -14,12 +14,15 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.models import Assignment, Batch
+from annotation.permissions import can
 from crowd.invites import InviteError, find_invite, redeem
 from crowd.models import Worker
 from crowd.providers.traits import hosted_platforms
@@ -30,12 +33,36 @@ def _worker_or_none(request: HttpRequest) -> Worker | None:
     return getattr(request.user, "worker", None) if request.user.is_authenticated else None
 
 
+class WorkerAuthenticationForm(AuthenticationForm):
+    """The sign-in form of local workers: only accounts that are a worker and nothing more.
+
+    A researcher, staff or superuser account is refused here even with the right password (it signs in
+    on the researchers' page), so a worker page never opens a researcher session.
+    """
+
+    def confirm_login_allowed(self, user: Any) -> None:
+        super().confirm_login_allowed(user)
+        is_worker = Worker.objects.filter(user=user).exists()
+        if not is_worker or user.is_staff or user.is_superuser or can(user, "view"):
+            raise ValidationError(
+                self.error_messages["invalid_login"],
+                code="invalid_login",
+                params={"username": self.username_field.verbose_name},
+            )
+
+
 class WorkerLoginView(LoginView):
-    """Password sign-in for local workers."""
+    """Password sign-in for local workers.
+
+    Security behavior: only worker accounts sign in here (:class:`WorkerAuthenticationForm`); failed
+    attempts are throttled and locked out per account and per client by django-axes, as on the
+    researchers' sign-in page (``AXES_*`` in the settings).
+    """
 
     template_name = "worker/login.html"
     redirect_authenticated_user = True
     next_page = "worker:home"
+    authentication_form = WorkerAuthenticationForm
 
 
 @login_required(login_url="worker:login")

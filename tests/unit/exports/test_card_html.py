@@ -16,7 +16,7 @@ def test_render_card_html__tables_and_listed_image_rewritten():
         "# Card\n\n| split | QA pairs |\n|---|---:|\n| train | 4,018 |\n\n![lengths](plots/lengths.png)\n",
         _resolve,
     )
-    assert "<h1>Card</h1>" in html and "<table tabindex=\"0\">" in html  # a phone scrolls it by keyboard
+    assert "<h1>Card</h1>" in html and '<table tabindex="0">' in html  # a phone scrolls it by keyboard
     assert '<td style="text-align:right">4,018</td>' in html
     assert '<img src="/releases/1/files/plots/lengths.png" alt="lengths" />' in html
 
