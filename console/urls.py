@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from console import launch_views, review_views, stream_views, views
+from console import launch_views, quick_export, review_views, stream_views, views
 
 app_name = "annotation"
 urlpatterns = [
@@ -14,6 +14,7 @@ urlpatterns = [
     path("batches/new/", launch_views.new_batch, name="batch-new"),
     path("batches/<int:pk>/", views.BatchDetailView.as_view(), name="batch"),
     path("batches/<int:pk>/progress.json", views.batch_progress, name="batch-progress"),
+    path("batches/<int:pk>/submissions.<str:fmt>", quick_export.batch_export, name="batch-export"),
     path("batches/<int:pk>/invites/", review_views.batch_invites, name="batch-invites"),
     path("batches/<int:pk>/status/", review_views.batch_status, name="batch-status"),
     path("batches/<int:pk>/by-skill/", review_views.batch_by_skill, name="batch-by-skill"),
