@@ -111,7 +111,10 @@ def review_assignment(request: HttpRequest, pk: int) -> HttpResponse:
     A refused rejection keeps the typed reason: it is shown again in the form.
 
     Security behavior: needs the ``review`` permission and CSRF; approval pays through
-    ``crowd.services.review`` (one payment per assignment, only for submitted work).
+    ``crowd.services.review`` (one payment per assignment, only for submitted work, only when the
+    platform's record vouches for it: MTurk must know the assignment id, for the same worker and HIT).
+    The decision is written locally before the platform is told; a reason that cannot be stored is
+    refused before any platform call.
     """
     from crowd.services.review import ReviewError, approve_assignment, reject_assignment
 

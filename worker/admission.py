@@ -160,7 +160,14 @@ def admit_arrival(batch: Batch, arrival: Arrival) -> Admission:
     Security behavior: the arrival must come from the batch's platform and name one of its HITs
     (MTurk) or its study (Prolific); the platform's session id (``assignmentId`` / ``SESSION_ID``) is
     the credential and a worker id alone opens nothing; slots, caps, qualifications, blocks and
-    own-question exclusion are checked under the HIT's row lock.
+    own-question exclusion are checked under the HIT's row lock, and the worker's caps again under the
+    worker's row lock (concurrent arrivals of one worker never exceed them). What each platform vouches
+    for: Prolific gives a participant one session per study, so a second ``SESSION_ID`` of the same
+    participant is refused (409) whatever became of the first; MTurk cannot confirm an ``assignmentId``
+    before it is submitted, so work under it is checked with MTurk (same worker, same HIT) before it is
+    approved or paid (``crowd.services.review``). Not checked at arrival: the session with Prolific's
+    API, and an MTurk arrival under a new ``assignmentId`` still takes over the worker's assignment on
+    that HIT (see docs/admission.md).
 
     Raises:
         Refused: with the message and status to show.
