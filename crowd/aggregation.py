@@ -94,6 +94,8 @@ class WorkerSkill:
 
     skill: Optional[float]
     n: int
+    gold_accuracy: Optional[float] = None
+    gold_n: int = 0
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,18 @@ class Aggregation:
                 for item, v in sorted(self.items.items())
             },
             "workers": {
-                worker: {"skill": None if s.skill is None else round(s.skill, 6), "n": s.n}
+                worker: {
+                    "skill": None if s.skill is None else round(s.skill, 6),
+                    "n": s.n,
+                    **(
+                        {
+                            "gold_accuracy": None if s.gold_accuracy is None else round(s.gold_accuracy, 6),
+                            "gold_n": s.gold_n,
+                        }
+                        if s.gold_n
+                        else {}
+                    ),
+                }
                 for worker, s in sorted(self.workers.items())
             },
         }
@@ -251,6 +264,7 @@ def aggregate(
     *,
     seed: int = 0,
     with_alpha: bool = True,
+    gold: Optional[Mapping[str, str]] = None,
 ) -> Aggregation:
     """Aggregate repeated judgements with crowd-kit.
 
@@ -260,6 +274,9 @@ def aggregate(
         method: ``majority``, ``dawid_skene`` or ``mace``.
         seed: MACE's random restarts.
         with_alpha: also compute Krippendorff's alpha (agreement) over the judgements.
+        gold: item -> known label (gold items, known-bad ones included): each worker's accuracy on them
+            is reported (``gold_accuracy``, ``gold_n``), and Dawid-Skene fixes those items to their
+            known label while it fits (crowd-kit's ``true_labels``), which anchors the workers' matrices.
 
     Returns:
         The verdict per item and the skill per worker.
@@ -289,7 +306,7 @@ def aggregate(
             skills = _agreement_skills(data, probas.idxmax(axis="columns"))
         elif method == DAWID_SKENE:
             model = DawidSkene(n_iter=DS_ITERATIONS, tol=DS_TOLERANCE)
-            probas = model.fit_predict_proba(data)
+            probas = model.fit_predict_proba(data, true_labels=_gold_codes(gold, names))
             skills = _ds_skills(model)
         else:
             model = MACE(n_restarts=MACE_RESTARTS, n_iter=MACE_ITERATIONS, random_state=seed)
@@ -301,10 +318,13 @@ def aggregate(
     skills = {names["worker"][w]: value for w, value in skills.items()}
     seconds = time.perf_counter() - started
     alpha = krippendorff_alpha(judgements) if with_alpha else None
+    gold_scores = gold_accuracy(judgements, gold or {})
     result = Aggregation(
         method=method,
         items=_verdicts(probas, votes),
-        workers={w: WorkerSkill(skills.get(w), n) for w, n in per_worker.items()},
+        workers={
+            w: WorkerSkill(skills.get(w), n, *gold_scores.get(w, (None, 0))) for w, n in per_worker.items()
+        },
         labels=len(judgements),
         seconds=seconds,
         alpha=alpha,
@@ -318,6 +338,56 @@ def aggregate(
         seconds,
     )
     return result
+
+
+def _gold_codes(gold: Optional[Mapping[str, str]], names: Mapping[str, Any]) -> Optional[pd.Series]:
+    """Gold labels as crowd-kit's ``true_labels`` in the integer codes of :func:`_encoded` (items and
+    labels the judgements never mention are left out); None without gold."""
+    if not gold:
+        return None
+    task_code = {name: i for i, name in enumerate(names["task"])}
+    label_code = {name: i for i, name in enumerate(names["label"])}
+    pairs = {task_code[i]: label_code[lab] for i, lab in gold.items() if i in task_code and lab in label_code}
+    return pd.Series(pairs, dtype="int64") if pairs else None
+
+
+def gold_accuracy(
+    judgements: Sequence[Judgement], gold: Mapping[str, str]
+) -> dict[str, tuple[Optional[float], int]]:
+    """Worker -> (share of their judgements of gold items that match the known label, how many)."""
+    right: Counter[str] = Counter()
+    seen: Counter[str] = Counter()
+    for j in judgements:
+        if j.item in gold:
+            seen[j.worker] += 1
+            right[j.worker] += j.label == gold[j.item]
+    return {w: (right[w] / n, n) for w, n in seen.items()}
+
+
+def parse_gold(lines: Iterable[str], where: str = "gold") -> dict[str, str]:
+    """Gold labels from JSON lines ``{"item": ..., "label": ...}``.
+
+    Raises:
+        AggregationError: naming the line of a malformed line or of an item given twice.
+    """
+    gold: dict[str, str] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise AggregationError(f"{where} line {number}: not JSON ({exc.msg})") from exc
+        if not isinstance(record, dict):
+            raise AggregationError(f"{where} line {number}: expected a JSON object")
+        item, label = record.get("item"), record.get("label")
+        for name, value in (("item", item), ("label", label)):
+            if isinstance(value, bool) or not isinstance(value, str | int) or str(value).strip() == "":
+                raise AggregationError(f"{where} line {number}: field '{name}' must be a non-empty string")
+        if str(item) in gold:
+            raise AggregationError(f"{where} line {number}: item {item!r} is given twice")
+        gold[str(item)] = str(label)
+    return gold
 
 
 def krippendorff_alpha(judgements: Sequence[Judgement]) -> Optional[float]:

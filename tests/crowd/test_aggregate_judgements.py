@@ -92,3 +92,29 @@ def test_aggregate_judgements__batch_validations_by_pseudonym(shared_data) -> No
         assert any(v == REJECT for v in verdicts.values())
     with pytest.raises(CommandError, match=r"no Batch\(999999\)"):
         _run("--batch", "999999")
+
+
+def test_aggregate_judgements__gold_items_give_each_worker_a_gold_accuracy(
+    shared_data, tmp_path: Path
+) -> None:
+    items, crowd, judgements = _simulated(shared_data, 300, seed=2)
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        "".join(json.dumps({"item": j.item, "worker": j.worker, "label": j.label}) + "\n" for j in judgements)
+    )
+    gold_items = items[::10]  # one in ten has a known verdict, known-bad (false answer) ones included
+    assert any(i.truth == REJECT for i in gold_items)
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(json.dumps({"item": i.id, "label": i.truth}) + "\n" for i in gold_items))
+    result, _ = _run("--input", str(labels), "--gold", str(gold), "--json")
+    kinds = {w.name: w.kind for w in crowd}
+    by_kind: dict[str, list[float]] = {}
+    for name, row in result["workers"].items():
+        if row.get("gold_n", 0) >= 5:
+            by_kind.setdefault(kinds[name], []).append(row["gold_accuracy"])
+    assert min(by_kind[CAREFUL]) > 0.75 and max(by_kind[ADVERSARIAL]) < 0.4
+    for item in gold_items:  # Dawid-Skene keeps the known verdicts
+        assert result["items"][item.id]["label"] == item.truth
+    gold.write_text('{"item": "x", "label": "accept"}\n{"item": "x", "label": "reject"}\n')
+    with pytest.raises(CommandError, match="gold.jsonl line 2: item 'x' is given twice"):
+        _run("--input", str(labels), "--gold", str(gold))

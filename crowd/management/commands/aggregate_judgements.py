@@ -9,7 +9,14 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Batch
 from config.commands import JsonCommand
-from crowd.aggregation import DEFAULT_METHOD, METHODS, AggregationError, aggregate, parse_judgements
+from crowd.aggregation import (
+    DEFAULT_METHOD,
+    METHODS,
+    AggregationError,
+    aggregate,
+    parse_gold,
+    parse_judgements,
+)
 
 
 class Command(JsonCommand):
@@ -39,6 +46,12 @@ class Command(JsonCommand):
             help=f"Aggregation method (default {DEFAULT_METHOD}).",
         )
         parser.add_argument(
+            "--gold",
+            metavar="FILE.jsonl",
+            help='Known labels of gold items, one {"item": ..., "label": ...} a line: each worker\'s '
+            "accuracy on them is reported, and Dawid-Skene fits with them fixed.",
+        )
+        parser.add_argument(
             "--json", action="store_true", help="Print only the JSON object (no summary lines)."
         )
 
@@ -61,8 +74,20 @@ class Command(JsonCommand):
                 raise CommandError(f"--input {path}: not UTF-8 text ({exc.reason})") from exc
             except AggregationError as exc:
                 raise CommandError(str(exc)) from exc
+        gold: dict[str, str] = {}
+        if opts["gold"]:
+            path = Path(opts["gold"])
+            if not path.is_file():
+                raise CommandError(f"--gold {path}: no such file")
+            try:
+                with path.open(encoding="utf-8") as handle:
+                    gold = parse_gold(handle, where=str(path))
+            except UnicodeDecodeError as exc:
+                raise CommandError(f"--gold {path}: not UTF-8 text ({exc.reason})") from exc
+            except AggregationError as exc:
+                raise CommandError(str(exc)) from exc
         try:
-            result = aggregate(judgements, opts["method"])
+            result = aggregate(judgements, opts["method"], gold=gold)
         except AggregationError as exc:
             raise CommandError(str(exc)) from exc
         summary = result.to_dict()
