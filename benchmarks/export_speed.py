@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from crowd.pseudonyms import pseudonymize_worker  # noqa: E402
 from exports.card import CardInputs  # noqa: E402
 from exports.records import QUESTION_TYPES, QARecord  # noqa: E402
-from exports.release import build_release, verify_release  # noqa: E402
+from exports.release import build_release  # noqa: E402
+from exports.release_files import verify_release  # noqa: E402
 from exports.splits import SplitItem, group_split  # noqa: E402
 from exports.statistics import DocumentInfo  # noqa: E402
 

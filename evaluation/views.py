@@ -77,7 +77,7 @@ def start_benchmark(request: HttpRequest, pk: int) -> HttpResponse:
     # The run service and the task module load the ML stack; only this action needs them.
     from evaluation.services.runs import RunRequest, prepare_run
     from evaluation.tasks import gpu_run_benchmark
-    from exports.release import ReleaseError
+    from exports.release_files import ReleaseError
 
     release = get_object_or_404(Release, pk=pk)
     form = StartBenchmarkForm(release, request.POST)

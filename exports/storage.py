@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from exports.release import MANIFEST, ReleaseError, read_manifest, verify_release
+from exports.release_files import MANIFEST, ReleaseError, read_manifest, verify_release
 
 logger = logging.getLogger(__name__)
 
@@ -268,7 +268,7 @@ def publish_release(release: Path, target: S3Location, client: Any) -> Published
         The release's URL and the keys uploaded and skipped.
 
     Raises:
-        exports.release.ReleaseIntegrityError: the local release does not match its manifest.
+        exports.release_files.ReleaseIntegrityError: the local release does not match its manifest.
         PublishError: an object under the release's prefix differs from its file (nothing uploaded),
             the store refused (no bucket, no or rejected credentials, access denied), or the
             published copy does not match after the upload.

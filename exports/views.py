@@ -54,7 +54,7 @@ INLINE_SUFFIXES = {".png": "image/png", ".md": "text/markdown; charset=utf-8"}
 
 def listed_files(manifest: dict[str, Any]) -> set[str]:
     """Relative paths a release page may serve: the manifest's files and the manifest itself."""
-    from exports.release import MANIFEST
+    from exports.release_files import MANIFEST
 
     return {str(entry["path"]) for entry in manifest.get("files") or []} | {MANIFEST}
 
@@ -107,7 +107,7 @@ class ReleaseDetailView(ResearcherRequiredMixin, DetailView):
         context["others"] = list(
             Release.objects.filter(name=release.name).exclude(pk=release.pk).order_by("-created", "-pk")
         )
-        from exports.release import MANIFEST, ReleaseError, read_manifest
+        from exports.release_files import MANIFEST, ReleaseError, read_manifest
 
         try:
             manifest = read_manifest(root)
@@ -136,7 +136,7 @@ class ReleaseDetailView(ResearcherRequiredMixin, DetailView):
     @staticmethod
     def _verify(root: Path) -> dict[str, Any]:
         """verify_release as ``{"ok": True, "files", "rows"}`` or ``{"ok": False, "problems"}``."""
-        from exports.release import ReleaseError, ReleaseIntegrityError, verify_release
+        from exports.release_files import ReleaseError, ReleaseIntegrityError, verify_release
 
         try:
             return {"ok": True, **verify_release(root)}
@@ -157,7 +157,7 @@ class ReleaseDetailView(ResearcherRequiredMixin, DetailView):
         )
         if other is None:
             return {"error": f"no other release named {release.name!r} with id {raw!r}"}
-        from exports.release import ReleaseError, diff_releases
+        from exports.release_files import ReleaseError, diff_releases
 
         older_first = (other.created, other.pk) <= (release.created, release.pk)
         old, new = (other, release) if older_first else (release, other)
@@ -191,7 +191,7 @@ def release_file(request: HttpRequest, pk: int, relpath: str) -> FileResponse:
         raise Http404("No such release file")
     release = get_object_or_404(Release, pk=pk)
     root = Path(release.path).resolve()
-    from exports.release import ReleaseError, read_manifest
+    from exports.release_files import ReleaseError, read_manifest
 
     try:
         listed = listed_files(read_manifest(root))
@@ -262,7 +262,7 @@ def release_archive(request: HttpRequest, pk: int) -> StreamingHttpResponse:
         raise Http404("No such release")
     release = get_object_or_404(Release, pk=pk)
     root = Path(release.path).resolve()
-    from exports.release import ReleaseError, read_manifest
+    from exports.release_files import ReleaseError, read_manifest
 
     try:
         listed = sorted(listed_files(read_manifest(root)))

@@ -24,7 +24,7 @@ from annotation.models import HIT, Batch, QAPair
 from annotation.platforms import Platform
 from annotation.services.batches import BatchSpecError
 from exports.models import Release
-from exports.release import load_index
+from exports.release_files import load_index
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def sample_item_ids(release_dir: Path, split: str, sample: int, seed: int) -> li
 
     Raises:
         ExpertBatchError: a bad split or sample size, or an empty split.
-        exports.release.ReleaseError: the release has no index.
+        exports.release_files.ReleaseError: the release has no index.
     """
     if split not in qt.SPLITS:
         raise ExpertBatchError(f"unknown split {split!r}; expected one of {', '.join(qt.SPLITS)}")

@@ -54,7 +54,7 @@ from evaluation.services.items import (
     load_split_items,
 )
 from exports.models import Release
-from exports.release import ReleaseError, read_manifest
+from exports.release_files import ReleaseError, read_manifest
 from exports.services.releases import register_release
 
 logger = logging.getLogger(__name__)
@@ -342,7 +342,7 @@ def prepare_run(request: RunRequest, *, force: bool = False) -> tuple[BenchmarkR
     Raises:
         BenchmarkInputError: a bad system, split, metric, judge, model, adapter or limit, or syllabi
             that are not imported (named).
-        exports.release.ReleaseError: the directory is not a release, or its manifest changed.
+        exports.release_files.ReleaseError: the directory is not a release, or its manifest changed.
     """
     mcq = release_kind(Path(request.release_dir)) == MCQ_KIND
     metrics = normalize_metrics(request.metrics or (MCQ_METRICS if mcq else QA_METRICS))

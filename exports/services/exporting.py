@@ -318,7 +318,7 @@ def check_request(request: ExportRequest) -> list[SplitProblem]:
 
 def _written_earlier(job: Job, request: ExportRequest) -> Optional[Path]:
     """The release directory an earlier attempt of this job wrote, if it is there and is this release."""
-    from exports.release import ReleaseError, read_manifest
+    from exports.release_files import ReleaseError, read_manifest
 
     path = (job.result or {}).get("written")
     if not path or Path(path) != request.destination.resolve():
@@ -417,7 +417,7 @@ def _build(job: Job, request: ExportRequest) -> tuple[Path, list[SplitProblem]]:
 
 def _export_work(job: Job) -> dict[str, Any]:
     """The body of an export job (run by :meth:`annotation.models.Job.run`); returns the job's result."""
-    from exports.release import ReleaseError, read_manifest
+    from exports.release_files import ReleaseError, read_manifest
     from exports.services.releases import register_release
 
     request = ExportRequest.from_params(job.params)

@@ -8,7 +8,7 @@ Identity rules (releases are immutable, docs/reference/releases.md):
 * a directory is registered once; registering it again returns its row, unless its ``manifest.json``
   changed meanwhile, which is refused;
 * ``name`` + ``version`` names one release: another directory with the same name and version but a
-  different manifest is refused (:class:`~exports.release.ReleaseError`), never overwrites the row;
+  different manifest is refused (:class:`~exports.release_files.ReleaseError`), never overwrites the row;
 * the *same* manifest (same sha256) found at another path is the same release copied or moved. When the
   registered directory still holds that manifest, the existing row is returned unchanged (the copy is
   a mirror; benchmark runs keep pointing at the original). When the registered directory is gone or no
@@ -27,7 +27,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from exports.models import Release
-from exports.release import MANIFEST, ReleaseError, read_manifest
+from exports.release_files import MANIFEST, ReleaseError, read_manifest
 
 logger = logging.getLogger(__name__)
 

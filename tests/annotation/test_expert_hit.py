@@ -26,7 +26,7 @@ from annotation.services.batches import typical_minutes
 from crowd.models import Consent, Worker
 from evaluation.services.expert import ExpertBatchError, create_expert_batch, sample_item_ids
 from exports.dataset import item_id
-from exports.release import load_index
+from exports.release_files import load_index
 from exports.services.releases import register_release
 from tests.annotation.test_syllabus_hit import CORPUS, import_one_syllabus
 from tests.unit.exports.conftest import SYLLABUSQA_PUBLIC_CONTACTS

@@ -9,7 +9,8 @@ import pytest
 
 from exports.models import Release
 from exports.records import QARecord
-from exports.release import ReleaseError, build_release
+from exports.release import build_release
+from exports.release_files import ReleaseError
 from exports.services.releases import register_release
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from django.core.management.base import CommandError, CommandParser
 from annotation.question_types import SPLITS
 from config.commands import JsonCommand
 from evaluation.services.expert import ExpertBatchError, create_expert_batch
-from exports.release import ReleaseError
+from exports.release_files import ReleaseError
 from exports.services.releases import register_release
 
 

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.models import Batch
 from evaluation.llm import HFCausalLMBackend, LLMBackend, LLMConfigurationError, OpenAIChatBackend
 from evaluation.services.human import HumanAgreementError, compute_human_agreement
-from exports.release import ReleaseError
+from exports.release_files import ReleaseError
 from exports.services.releases import register_release
 
 

@@ -18,7 +18,7 @@ from evaluation.services.items import (
 )
 from evaluation.services.runs import JUDGES, RunRequest, execute_run, prepare_run
 from evaluation.tasks import gpu_run_benchmark
-from exports.release import ReleaseError
+from exports.release_files import ReleaseError
 
 
 def _positive(value: str) -> int:

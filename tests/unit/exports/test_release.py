@@ -11,10 +11,10 @@ import pytest
 from exports.card import CardInputs
 from exports.privacy import PrivacyError
 from exports.records import QARecord
-from exports.release import (
+from exports.release import build_release
+from exports.release_files import (
     ReleaseError,
     ReleaseIntegrityError,
-    build_release,
     diff_releases,
     load_assignment,
     read_manifest,

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from exports.records import QARecord
-from exports.release import ReleaseIntegrityError, build_release, read_manifest
+from exports.release import build_release
+from exports.release_files import ReleaseIntegrityError, read_manifest
 from exports.storage import PublishError, S3Location, parse_s3_url, publish_release, s3_client
 
 TARGET = S3Location("datasets", "releases")

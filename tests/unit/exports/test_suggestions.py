@@ -7,7 +7,8 @@ import json
 import pytest
 
 from exports.records import MCQRecord
-from exports.release import ReleaseError, build_release, verify_release
+from exports.release import build_release
+from exports.release_files import ReleaseError, verify_release
 from exports.splits import SPLITS
 from exports.suggestions import (
     ItemSuggestions,
