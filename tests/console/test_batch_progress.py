@@ -60,3 +60,17 @@ def test_progress_json__researchers_only_pseudonyms_only(client: Client) -> None
     assert data["batch"] == batch.pk and "html" in data
     assert "author" not in str(data)  # the author's platform id
     assert client.get("/batches/999999/progress.json").status_code == 404
+
+
+def test_batch_page__hourly_pay_from_seconds_long_work_carries_a_note() -> None:
+    """A pay rate from under-a-minute (scripted) submissions is labelled, not shown as a real rate."""
+    from annotation.models import Assignment
+
+    pair = submitted_question()
+    Assignment.objects.filter(pk=pair.assignment_id).update(time_on_task_seconds=3)
+    client = Client()
+    client.force_login(make_researcher("r3"))
+    html = client.get(f"/batches/{pair.assignment.hit.batch_id}/").content.decode()
+    assert 'id="hourly-note"' in html and "not a real pay rate" in html
+    Assignment.objects.filter(pk=pair.assignment_id).update(time_on_task_seconds=600)
+    assert 'id="hourly-note"' not in client.get(f"/batches/{pair.assignment.hit.batch_id}/").content.decode()
