@@ -1,4 +1,8 @@
-"""Celery tasks of the annotation app (thin: load, call a service, save, return ids and counts)."""
+"""Celery tasks of the annotation app (thin: load, call a service, save, return ids and counts).
+
+The follow-up of a submission (QC, completion, stage-2 HITs) needs the apps above annotation and lives
+in :mod:`crowd.followup_tasks`.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,6 @@ from typing import Any
 
 from celery import shared_task
 from django.db.models import Count
-from django.utils import timezone
 
 from annotation.models import Assignment, Corpus
 
@@ -35,88 +38,3 @@ def expire_overdue_assignments() -> int:
     if count:
         logger.info("expired %d overdue assignment(s)", count)
     return count
-
-
-@shared_task(
-    name="annotation.tasks.after_submission", acks_late=True, ignore_result=True, track_started=False
-)
-def after_submission(assignment_id: int) -> dict[str, Any]:
-    """Complete the HIT, run the heuristic QC the page did not run, grade a screening quiz; idempotent.
-
-    The submission itself is already committed when this runs, so a failure here loses nothing: the
-    sweep re-queues a job whose submission has no ``followed_up_at`` yet
-    (:mod:`annotation.services.followups`), which this job sets last. That marker, not a result row,
-    says the job ran, so the job writes no result (``ignore_result``) and no started row.
-
-    It completes the HIT once every slot holds submitted work. That is bookkeeping the worker does not
-    wait for (claims count a HIT's live slots themselves, so a full HIT is never handed out while it
-    still says open), and only here is it reliable: a submission's own transaction cannot see another
-    submission committing at the same moment, while each job runs after its submission committed, so
-    the later of two racing submissions sees both. Platform syncs complete HITs too.
-
-    One read brings what the job needs (the HIT, its status, the batch's kind and the pair a stage-2
-    HIT validates); a kind whose page already ran the whole QC and stored its flags
-    (``handler.qc_at_submit``) is not checked again.
-    """
-    from annotation.hits import handler_for
-    from annotation.models import HIT, QAPair
-    from filters.services import qc_queryset
-
-    row = (
-        Assignment.objects.filter(pk=assignment_id)
-        .values("hit_id", "hit__status", "hit__batch__kind", "hit__qa_pair_id")
-        .first()
-    )
-    if row is None:
-        return {"assignment": assignment_id, "pairs": 0, "flagged": 0}
-    if row["hit__status"] == HIT.Status.OPEN:
-        HIT.objects.filter(pk=row["hit_id"]).complete_done()
-    handler = handler_for(row["hit__batch__kind"])
-    summary: dict[str, Any] = {"assignment": assignment_id, "pairs": 0, "flagged": 0}
-    if handler.runs_qc and not handler.qc_at_submit:
-        pairs = QAPair.objects.filter(assignment=assignment_id)
-        if row["hit__qa_pair_id"]:
-            pairs = QAPair.objects.filter(pk=row["hit__qa_pair_id"])
-        results = qc_queryset(pairs)
-        summary.update(pairs=len(results), flagged=sum(1 for r in results if r["flags"]))
-    if handler.has_quiz:
-        from annotation.screening.grader import grade_screening_assignment
-
-        grade = grade_screening_assignment(
-            Assignment.objects.select_related("hit__batch").get(pk=assignment_id)
-        )
-        summary["quiz"] = grade.score_label if grade is not None else None
-    Assignment.objects.filter(pk=assignment_id).update(followed_up_at=timezone.now())
-    return summary
-
-
-@shared_task(name="annotation.tasks.create_validation_hit", acks_late=True)
-def create_validation_hit(pair_id: int) -> dict[str, Any]:
-    """Create the SciQ stage-2 HIT (with its six suggestions) of an accepted question; idempotent.
-
-    The HIT is committed first, then put on the stage-2 batch's platform (MTurk / Prolific); when the
-    platform refuses or the worker dies in between, the next sync publishes it (``publish_pending_hits``).
-    """
-    from annotation.models import QAPair
-    from annotation.services.validation_hits import on_question_accepted
-    from crowd.services.lifecycle import LifecycleError, publish_pending_hits
-
-    pair = QAPair.objects.select_related("assignment__hit__batch").get(pk=pair_id)
-    hit = on_question_accepted(pair)
-    result: dict[str, Any] = {"pair": pair_id, "hit": hit.pk, "batch": hit.batch_id}
-    try:
-        result["published"] = publish_pending_hits(hit.batch)["published"]
-    except LifecycleError as exc:
-        logger.warning(
-            "QAPair(%s) stage-2 HIT(%s) not published yet (sync retries): %s", pair_id, hit.pk, exc
-        )
-        result["publish_error"] = str(exc)
-    return result
-
-
-@shared_task(name="annotation.tasks.requeue_lost_followups", acks_late=True)
-def requeue_lost_followups() -> dict[str, Any]:
-    """Re-queue the follow-ups of submissions that a killed worker lost (periodic; idempotent)."""
-    from annotation.services.followups import requeue_lost_followups as sweep
-
-    return sweep()

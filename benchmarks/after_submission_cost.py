@@ -1,6 +1,6 @@
 """CPU per submission of the after-submission job, in process and through a real Celery worker.
 
-The job (``annotation.tasks.after_submission``) follows every stored submission: it completes the HIT
+The job (``crowd.followup_tasks.after_submission``) follows every stored submission: it completes the HIT
 once every slot holds submitted work, runs the heuristic QC the page did not run, and grades a
 screening quiz. This script measures what it costs, on PostgreSQL, with real SciQ question HITs:
 
@@ -85,7 +85,7 @@ def submit_all(count: int, data: Path) -> list[int]:
     )
     queued: list[int] = []
     client = Client()
-    with mock.patch("annotation.services.followups.queue_after_submission", queued.append):
+    with mock.patch("crowd.services.followups.queue_after_submission", queued.append):
         for hit, assignment in zip(hits, assignments, strict=True):
             passage = min(hit.passages.all(), key=lambda p: p.pk)
             question, answer = by_text[passage.text]
@@ -113,7 +113,7 @@ def in_process(ids: list[int]) -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from annotation.tasks import after_submission
+    from crowd.followup_tasks import after_submission
 
     for pk in ids[:10]:  # the first runs import what the job uses
         after_submission.run(pk)
@@ -137,7 +137,7 @@ def in_process(ids: list[int]) -> None:
 def through_celery(ids: list[int], concurrency: int, env: dict[str, str], work: Path) -> None:
     """Queue the follow-ups of ``ids`` into a real worker and measure it until every one has run."""
     from annotation.models import HIT, Assignment
-    from annotation.services.followups import queue_after_submission
+    from crowd.services.followups import queue_after_submission
 
     with ExitStack() as stack:
         redis_port = free_port()

@@ -30,3 +30,5 @@ TASK_ROUTES = {
 }
 app.conf.task_routes = TASK_ROUTES
 app.autodiscover_tasks()
+#: a submission's follow-up jobs (crowd/followup_tasks.py) sit beside crowd's own tasks module.
+app.autodiscover_tasks(related_name="followup_tasks")

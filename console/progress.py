@@ -149,7 +149,7 @@ def live_progress(batch: Batch, now: Optional[datetime] = None) -> dict[str, Any
         },
     }
     if handler_for(batch.kind).built_from == BuiltFrom.QUESTIONS:
-        from annotation.services.validation_hits import short_of_suggestions
+        from crowd.services.validation_hits import short_of_suggestions
 
         result["short_of_suggestions"] = [
             {"pair": p.pk, "question": p.question[:80]} for p in short_of_suggestions(batch)

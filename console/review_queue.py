@@ -1,6 +1,6 @@
 """The review queue: submitted work of every kind filtered by flag, batch, worker and question type.
 
-Researchers work through it after QC has run on each submission (``annotation.tasks.after_submission``);
+Researchers work through it after QC has run on each submission (``crowd.followup_tasks.after_submission``);
 decisions go to the crowd platform through ``crowd.services.review``. The queue lists submissions, not QA
 pairs, so work that wrote no QA pair is there too: SciQ stage-2 validations (their flags, the chosen
 suggestions and the written distractors), expert answers, and stage-1 HITs whose passages were all

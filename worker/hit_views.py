@@ -237,7 +237,7 @@ def _keep_as_draft(request: HttpRequest, token: str, fields: dict[str, Any]) -> 
 def _after_commit(assignment_id: int) -> None:
     """Queue the work that follows a stored submission (QC); failures never lose the submission."""
     try:
-        from annotation.services.followups import queue_after_submission
+        from crowd.services.followups import queue_after_submission
 
         queue_after_submission(assignment_id)
     except Exception:  # noqa: BLE001 - the broker being down must not turn a stored submission into an error

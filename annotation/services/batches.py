@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
 from annotation.hits import BuiltFrom, HitHandler, handler_for
@@ -285,9 +287,26 @@ def add_passage_hits(batch: Batch, limit: Optional[int]) -> int:
     return len(groups)
 
 
-def _add_validation_hits(batch: Batch, spec: BatchSpec) -> int:
-    from annotation.services.validation_hits import add_validation_hit
+#: Builds one SciQ stage-2 HIT (with its six distractor suggestions) for a batch and an accepted pair.
+ValidationHitBuilder = Callable[[Batch, QAPair], Any]
+_validation_hit_builders: list[ValidationHitBuilder] = []
 
+
+def register_validation_hit_builder(builder: ValidationHitBuilder) -> None:
+    """Give batch creation the function that builds a stage-2 HIT.
+
+    A stage-2 HIT needs the distractor ranker and the platform's traits, which sit above the data model;
+    the crowd app registers its builder here from its ``AppConfig.ready`` so that annotation never imports
+    the apps above it. Registering the same function twice keeps one.
+    """
+    if builder not in _validation_hit_builders:
+        _validation_hit_builders.append(builder)
+
+
+def _add_validation_hits(batch: Batch, spec: BatchSpec) -> int:
+    if not _validation_hit_builders:
+        raise ImproperlyConfigured("no stage-2 HIT builder is registered (is the crowd app installed?)")
+    add_validation_hit = _validation_hit_builders[0]
     pairs = QAPair.objects.filter(corpus=batch.corpus, status=QAPair.Status.ACCEPTED, passage__isnull=False)
     if batch.parent_id:
         pairs = pairs.filter(assignment__hit__batch=batch.parent_id)

@@ -24,13 +24,13 @@ from django.utils.text import slugify
 
 from annotation.hits import handler_for
 from annotation.models import Assignment, Batch
-from annotation.services import review as local_review
 from annotation.textnorm import storable
 from crowd.models import BatchPlatformState, Payment, Worker
 from crowd.providers import errors
 from crowd.providers.base import CrowdProvider, PaymentResult, PaymentStatus, PublishedBatch
 from crowd.providers.costs import bonus_fee_cents, check_budget, fees_for
 from crowd.providers.factory import get_provider
+from crowd.services import local_review
 from crowd.services.ledger import (
     DbPaymentStore,
     LedgerError,

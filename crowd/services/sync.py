@@ -25,12 +25,12 @@ from django.utils import timezone
 
 from annotation.hits import handler_for
 from annotation.models import HIT, Assignment, Batch, IllegalTransition
-from annotation.services import review as local_review
 from crowd.models import BatchPlatformState, Worker
 from crowd.providers import errors
 from crowd.providers.base import PlatformSubmission, SubmissionStatus
 from crowd.providers.local.provider import NEUTRAL_STATUS
 from crowd.providers.traits import hosted_platforms, traits_for
+from crowd.services import local_review
 from crowd.services.lifecycle import (
     NEEDS_ATTENTION,
     LifecycleError,

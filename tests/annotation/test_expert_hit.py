@@ -167,7 +167,7 @@ def test_check__no_answer_type_gets_the_fixed_text(expert_release: Path) -> None
 def test_expert_kind__not_a_plain_batch_and_no_qc_rerun(expert_release: Path) -> None:
     """Expert batches come only from a release; their submissions do not re-run QC on the crowd pair."""
     from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
-    from annotation.tasks import after_submission
+    from crowd.followup_tasks import after_submission
 
     with pytest.raises(BatchSpecError, match="create_expert_batch"):
         create_batch(BatchSpec(kind=Batch.Kind.EXPERT_ANSWER, corpus=CORPUS))

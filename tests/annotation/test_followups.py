@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Assignment, Batch
-from annotation.services import followups
+from crowd.services import followups
 from tests.factories import make_assignment, make_batch, make_worker
 
 pytestmark = pytest.mark.django_db
@@ -58,7 +58,7 @@ def test_sweep__requeues_the_submissions_no_job_marked(
 
 def test_after_submission__marks_the_submission_and_a_rerun_changes_nothing(batch: Batch) -> None:
     from annotation.models import HIT
-    from annotation.tasks import after_submission
+    from crowd.followup_tasks import after_submission
 
     assignment = _submitted(batch, "w", 5)
     after_submission.run(assignment.pk)
@@ -72,7 +72,7 @@ def test_after_submission__marks_the_submission_and_a_rerun_changes_nothing(batc
 
 
 def test_after_submission__stores_no_result_row() -> None:
-    from annotation.tasks import after_submission
+    from crowd.followup_tasks import after_submission
 
     assert after_submission.ignore_result is True
     assert after_submission.track_started is False

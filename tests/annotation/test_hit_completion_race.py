@@ -13,7 +13,7 @@ import pytest
 from django.db import connection, transaction
 
 from annotation.models import HIT, Assignment
-from annotation.tasks import after_submission
+from crowd.followup_tasks import after_submission
 from tests.factories import make_assignment, make_batch, make_worker
 from tests.threads import run_in_threads
 

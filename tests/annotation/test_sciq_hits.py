@@ -27,10 +27,10 @@ from annotation.models import (
     sha256_text,
 )
 from annotation.qc.sciq import SciQItem, SciQOptions, check_item
-from annotation.services import review
 from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
-from annotation.tasks import after_submission
+from crowd.followup_tasks import after_submission
 from crowd.models import Consent, Worker
+from crowd.services import local_review as review
 from tests.factories import make_researcher, make_worker
 from worker import hit_links
 from worker.assigning import ClaimRefused, claim_next

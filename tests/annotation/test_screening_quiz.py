@@ -20,7 +20,7 @@ from annotation.hits import handler_for
 from annotation.models import Assignment, Batch, QAPair, ScreeningGrade
 from annotation.screening.sra import CORRECT
 from annotation.services.batches import BatchSpec, BatchSpecError, create_batch, quiz_questions_for
-from annotation.tasks import after_submission
+from crowd.followup_tasks import after_submission
 from tests.annotation.test_syllabus_hit import CORPUS, SYLLABUS, claimed_hit, form_fields, import_one_syllabus
 from tests.factories import make_researcher
 

@@ -13,8 +13,9 @@ import pytest
 
 from annotation import question_types as qt
 from annotation.models import HIT, Batch, QAPair
-from annotation.services import review, validation_hits
 from annotation.services.batches import BatchSpec, create_batch
+from crowd.services import local_review as review
+from crowd.services import validation_hits
 from distractors.suggestion import ranked_suggestions
 from tests.factories import make_textbook, make_worker
 from worker.assigning import claim_next
@@ -79,7 +80,7 @@ def test_add_validation_hit__short_list__logged_counted_and_listed(
     pair = submitted_question()
     monkeypatch.setattr(validation_hits, "suggester", lambda: _Fixed(["ribosomes", "nucleus"]))
     stage1 = pair.assignment.hit.batch
-    with caplog.at_level(logging.WARNING, logger="annotation.services.validation_hits"):
+    with caplog.at_level(logging.WARNING, logger="crowd.services.validation_hits"):
         hit = validation_hits.add_validation_hit(validation_hits.stage2_batch_for(stage1), pair)
     pair.refresh_from_db()
     assert pair.metadata["suggestions"] == 2

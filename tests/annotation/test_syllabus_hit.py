@@ -21,7 +21,7 @@ from annotation.models import HIT, Assignment, Batch, Document, QAPair
 from annotation.qc.syllabusqa import SyllabusQAPair, check_pair, find_duplicate_questions
 from annotation.services.batches import BatchSpec, create_batch
 from annotation.services.importing import import_syllabusqa
-from annotation.tasks import after_submission
+from crowd.followup_tasks import after_submission
 from crowd.models import Consent, Worker
 from worker import hit_links
 from worker.assigning import claim_next
@@ -354,7 +354,7 @@ def test_post__profanity_is_scored_by_the_after_submission_job_not_the_page(
 ) -> None:
     """The submit's checks never load the profanity model (scikit-learn); the QC job flags the pair."""
     from annotation.qc import syllabusqa as qc_syllabusqa
-    from annotation.tasks import after_submission
+    from crowd.followup_tasks import after_submission
 
     data = form_fields(syllabus_hit["cards"])
     data["qa-0-question"] = data["qa-0-question"].rstrip("?") + ", you fucking idiot?"

@@ -20,9 +20,9 @@ from playwright.sync_api import Page, expect
 
 from annotation import question_types as qt
 from annotation.models import HIT, Assignment, Batch, QAPair, Validation
-from annotation.services import review
 from annotation.services.batches import BatchSpec, create_batch
 from crowd.models import Consent, Worker
+from crowd.services import local_review as review
 from evaluation.services.expert import create_expert_batch
 from exports.services.releases import register_release
 from tests.annotation.test_expert_hit import SPLIT, export_small_release

@@ -18,9 +18,9 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from annotation.models import HIT, Assignment, Batch, Distractor, QAPair, Validation
-from annotation.services import review
 from annotation.services.batches import BatchSpec, create_batch
 from crowd.invites import create_invites
+from crowd.services import local_review as review
 from tests.annotation.test_sciq_hits import CORPUS, load_passages
 from tests.browser.conftest import LAPTOP, consent_and_close_instructions, full_page_shot
 

@@ -16,8 +16,9 @@ from django.db.models.signals import post_save
 from playwright.sync_api import Page, expect
 
 from annotation.models import HIT, Assignment
-from annotation.services import review, validation_hits
 from crowd.models import Consent
+from crowd.services import local_review as review
+from crowd.services import validation_hits
 from tests.annotation.test_stage2_suggestions import submitted_question
 from tests.browser.conftest import SCREENS, overflow, serious_violations
 from tests.factories import make_worker

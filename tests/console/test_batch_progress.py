@@ -8,8 +8,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotation.services import validation_hits
 from console.progress import live_progress
+from crowd.services import validation_hits
 from tests.annotation.test_stage2_suggestions import _Fixed, submitted_question
 from tests.factories import make_researcher, make_worker
 from worker.assigning import claim_next

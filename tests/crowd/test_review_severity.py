@@ -19,7 +19,7 @@ from django.core.management import call_command
 from annotation import question_types as qt
 from annotation.models import Assignment, QAPair
 from annotation.qc.common import ERROR, REVIEW
-from annotation.tasks import after_submission
+from crowd.followup_tasks import after_submission
 from crowd.models import Consent, Worker
 from tests.annotation.test_syllabus_hit import claimed_hit, form_fields
 from worker.assigning import claim_next

@@ -15,14 +15,14 @@ import pytest
 from django.test import Client
 
 from annotation.models import Assignment, Batch
-from annotation.services import validation_hits
 from annotation.services.batches import BatchSpec
-from annotation.services.validation_hits import on_question_accepted
-from annotation.tasks import create_validation_hit
+from crowd.followup_tasks import create_validation_hit
 from crowd.providers.base import PublishUnit
+from crowd.services import validation_hits
 from crowd.services.lifecycle import launch, provider_for, publish_pending_hits, publish_request, published_of
 from crowd.services.review import approve_assignment
 from crowd.services.sync import batches_to_sync, sync_batch
+from crowd.services.validation_hits import on_question_accepted
 from crowd.tasks import sync_batches
 from distractors.suggestion import ranked_suggestions
 from tests.crowd.conftest import answers_for

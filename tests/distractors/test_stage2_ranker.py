@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 
 from annotation.models import Distractor, Validation
-from annotation.services import validation_hits
+from crowd.services import validation_hits
 from tests.annotation.test_sciq_hits import (
     _approve_into_stage2,
     _open,

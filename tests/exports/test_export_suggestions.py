@@ -20,7 +20,7 @@ from annotation.hits.sciq_distractor import SciQDistractorHandler, suggestions_o
 from annotation.hits.sciq_question import SciQQuestionHandler
 from annotation.models import Batch, Corpus, Passage, QAPair, sha256_text
 from annotation.services.batches import BatchSpec, create_batch
-from annotation.services.validation_hits import on_question_accepted
+from crowd.services.validation_hits import on_question_accepted
 from exports.models import Release
 from exports.splits import SPLITS
 from tests.annotation.test_sciq_hits import usable_records

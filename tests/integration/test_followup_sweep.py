@@ -24,10 +24,10 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation.models import HIT, Assignment, QAPair
-from annotation.services import followups
 from annotation.services.batches import BatchSpec, create_batch
 from config.broker import file_broker_options
 from config.celery import app as celery_app
+from crowd.services import followups
 from tests.factories import make_textbook, make_worker
 from tests.integration.test_review_flow import _wait_for
 from worker.assigning import claim_next

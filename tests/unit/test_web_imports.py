@@ -56,6 +56,7 @@ for module in (
     "annotation.hits.syllabus_qa",
     "annotation.hits.expert_answer",
     "annotation.tasks",
+    "crowd.followup_tasks",
     "crowd.providers.local.provider",
 ):
     importlib.import_module(module)

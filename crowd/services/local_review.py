@@ -58,7 +58,7 @@ def reject(assignment: Assignment, reason: str) -> bool:
 
 
 def _queue_validation_hits(pair_ids: list[int]) -> None:
-    from annotation.services.followups import queue_validation_hit
+    from crowd.services.followups import queue_validation_hit
 
     for pair_id in pair_ids:
         queue_validation_hit(pair_id)

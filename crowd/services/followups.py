@@ -53,7 +53,7 @@ def validation_hit_id(pair_id: int) -> str:
 
 def queue_after_submission(assignment_id: int, connection: Any = None) -> None:
     """Queue QC (and the screening grade) of a stored submission."""
-    from annotation.tasks import after_submission
+    from crowd.followup_tasks import after_submission
 
     after_submission.apply_async(
         args=[assignment_id], task_id=after_submission_id(assignment_id), connection=connection
@@ -62,7 +62,7 @@ def queue_after_submission(assignment_id: int, connection: Any = None) -> None:
 
 def queue_validation_hit(pair_id: int, connection: Any = None) -> None:
     """Queue the creation of an accepted SciQ question's stage-2 HIT."""
-    from annotation.tasks import create_validation_hit
+    from crowd.followup_tasks import create_validation_hit
 
     create_validation_hit.apply_async(
         args=[pair_id], task_id=validation_hit_id(pair_id), connection=connection
