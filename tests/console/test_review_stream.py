@@ -46,3 +46,17 @@ def test_review__next_off_site_is_ignored_and_category_checked(researcher: Clien
         )
     assert reject.call_args.args[2] == "OTHER"
     assert Assignment.objects.get(pk=first.pk).status == Assignment.Status.APPROVED
+
+
+def test_assignment_page__blocks_the_worker_from_the_submission(researcher: Client) -> None:
+    """Blocking is offered on every submission's page, not only in the batch's worker table."""
+    first, _, _ = _three_submissions()
+    html = researcher.get(f"/assignments/{first.pk}/").content.decode()
+    assert f'action="/workers/{first.worker_id}/block/"' in html and 'id="block-reason"' in html
+    response = researcher.post(
+        f"/workers/{first.worker_id}/block/",
+        {"action": "block", "reason": "copied answers", "next": f"/assignments/{first.pk}/"},
+    )
+    assert response["Location"] == f"/assignments/{first.pk}/"
+    first.worker.refresh_from_db()
+    assert first.worker.blocked
