@@ -396,18 +396,25 @@ def publish(batch: Batch, listener: Optional[PublishListener] = None) -> Publish
     provider = provider_for(batch)
     state = BatchPlatformState.of(batch.pk)
     resume = state.publish_started is not None
+    publish_request(batch, provider)  # refuses a contradictory batch before anything is started
+    if not resume:  # from here on a stop leaves a publish to resume (sync_batches finds it)
+        BatchPlatformState.change(batch.pk, publish_started=timezone.now())
     if handler_for(batch.kind).qualifies_workers and provider.external and not state.screening_qualification:
-        qualification = provider.create_qualification(
-            f"crowdqa-screened-{batch.pk}", f"Passed the crowdqa screening batch {batch.pk}"
-        )
+        try:
+            qualification = provider.create_qualification(
+                f"crowdqa-screened-{batch.pk}", f"Passed the crowdqa screening batch {batch.pk}"
+            )
+        except errors.ProviderError as exc:
+            raise LifecycleError(
+                f"Batch({batch.pk}): the screening qualification could not be created on {provider.name}: "
+                f"{exc}; no HIT is on {provider.short_name} yet; {resume_advice(batch)}"
+            ) from exc
         BatchPlatformState.change(batch.pk, screening_qualification=qualification)
     request = replace(
         publish_request(batch, provider),
         resume=resume,
         platform_batch_id=state.publish_ref,
     )
-    if not resume:
-        BatchPlatformState.change(batch.pk, publish_started=timezone.now())
     recorder = _Recorder(batch, listener)
     try:
         published = provider.publish(request, recorder)

@@ -170,3 +170,13 @@ def test_prolific_publish_killed_after_creation__sync_adopts_by_internal_name(pr
     batch = Batch.objects.get()
     assert result["batches"][0]["publish_resumed"] == HITS
     assert batch.status == Batch.Status.PUBLISHED and list(prolific.fake.studies) == [batch.platform_ref]
+
+
+def test_mturk_screening_launch__a_qualification_whose_reply_was_lost_is_adopted(mturk) -> None:  # noqa: ANN001
+    from tests.factories import make_corpus, make_document
+
+    make_document(make_corpus(name="syl"), name="bio101")
+    mturk.fake.faults.script("CreateQualificationType", ["lost_reply"])  # made, answer lost, retried
+    batch, _ = launch(BatchSpec(kind="screening", corpus="syl", provider="mturk", reward_cents=100))
+    assert batch.status == Batch.Status.PUBLISHED and len(mturk.fake.qualification_types) == 1
+    assert BatchPlatformState.of(batch.pk).screening_qualification in mturk.fake.qualification_types

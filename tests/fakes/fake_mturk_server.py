@@ -326,6 +326,11 @@ class FakeMTurk:
         self.qualification_types[qid] = qual
         return {"QualificationType": qual}
 
+    def ListQualificationTypes(self, p: Mapping[str, Any]) -> dict[str, Any]:
+        query = str(p.get("Query", "")).lower()
+        items = [q for q in self.qualification_types.values() if query in q["Name"].lower()]
+        return self._page(items, "QualificationTypes", p)
+
     def AssociateQualificationWithWorker(self, p: Mapping[str, Any]) -> dict[str, Any]:
         if p["QualificationTypeId"] not in self.qualification_types:
             raise FakeMTurkError(f"QualificationType {p['QualificationTypeId']} does not exist.")

@@ -470,6 +470,22 @@ def create_qualification_type(client: Any, name: str, description: str, keywords
     return call(client, "create_qualification_type", **params)["QualificationType"]["QualificationTypeId"]
 
 
+def find_qualification_type(client: Any, name: str, page_size: int = 100) -> Optional[str]:
+    """The id of the requester's own qualification type called exactly ``name`` (all pages), or None."""
+    for qual in _paginate(
+        client,
+        "list_qualification_types",
+        "QualificationTypes",
+        page_size,
+        Query=name,
+        MustBeRequestable=False,
+        MustBeOwnedByCaller=True,
+    ):
+        if qual.get("Name") == name:
+            return str(qual["QualificationTypeId"])
+    return None
+
+
 def associate_qualification_with_worker(
     client: Any, qualification_type_id: str, worker_id: str, value: int = 1, send_notification: bool = False
 ) -> None:

@@ -426,8 +426,21 @@ class MTurkProvider(MTurkTraits, CrowdProvider):
         return any(b.get("WorkerId") == worker_id for b in mturk_api.list_worker_blocks(self.client))
 
     def create_qualification(self, name: str, description: str) -> str:
-        """Create a custom qualification type."""
-        return mturk_api.create_qualification_type(self.client, name, description)
+        """Create a custom qualification type; one an earlier attempt made (its answer lost) is adopted.
+
+        MTurk refuses a second qualification type of the same name, so the refusal is answered by
+        looking the name up among the requester's own qualification types.
+        """
+        try:
+            return mturk_api.create_qualification_type(self.client, name, description)
+        except errors.MTurkInvalidRequestError as exc:
+            if "already created a QualificationType with this name" not in exc.message:
+                raise
+            found = mturk_api.find_qualification_type(self.client, name)
+            if found is None:
+                raise
+            logger.warning("QualificationType %s (%s) made by an earlier attempt: adopting it", name, found)
+            return found
 
     def qualify_worker(self, worker_id: str, qualification_id: str, value: int = 1) -> None:
         """Grant the qualification to the worker."""
