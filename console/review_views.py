@@ -26,8 +26,7 @@ from annotation.models import Assignment, Batch, IllegalTransition, ScreeningGra
 from annotation.permissions import ResearcherRequiredMixin, researcher_action
 from crowd.invites import create_invites
 from crowd.providers.costs import format_money
-from crowd.providers.prolific.api import REJECTION_CATEGORIES
-from crowd.providers.traits import traits_for
+from crowd.providers.traits import accepted_rejection_categories, traits_for
 
 QUEUE_PAGE_SIZE = 20
 """Submissions per page of the review queue (each one folded: its pairs open on demand)."""
@@ -127,7 +126,9 @@ def review_assignment(request: HttpRequest, pk: int) -> HttpResponse:
             messages.success(request, f"Approved submission {pk}; {outcome(assignment)}.")
         elif action == "reject":
             category = request.POST.get("category", "OTHER")
-            reject_assignment(assignment, reason, category if category in REJECTION_CATEGORIES else "OTHER")
+            reject_assignment(
+                assignment, reason, category if category in accepted_rejection_categories() else "OTHER"
+            )
             messages.success(request, f"Rejected submission {pk}; {outcome(assignment)}.")
         else:
             messages.error(request, "Choose Approve or Reject.")

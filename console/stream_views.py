@@ -25,7 +25,7 @@ from annotation.models import HIT, Assignment, Distractor, QAPair, Validation
 from annotation.permissions import ResearcherRequiredMixin
 from console.review_queue import QueueFilter, queue
 from console.review_views import AssignmentDetailView
-from crowd.providers.prolific.api import REJECTION_CATEGORIES
+from crowd.providers.traits import accepted_rejection_categories
 
 CATEGORY_LABELS = {
     "OTHER": "Other",
@@ -51,7 +51,7 @@ STREAM_STATUSES = (
 
 def rejection_categories() -> list[tuple[str, str]]:
     """(value, label) of the rejection categories the platforms accept, "Other" first."""
-    known = [c for c in CATEGORY_LABELS if c in REJECTION_CATEGORIES or c == "OTHER"]
+    known = [c for c in CATEGORY_LABELS if c in accepted_rejection_categories() or c == "OTHER"]
     return [(c, CATEGORY_LABELS[c]) for c in known]
 
 

@@ -52,6 +52,8 @@ class PlatformTraits:
         fees: what the platform charges on rewards and bonuses (:class:`crowd.providers.costs.FeeSchedule`).
         config_keys: the settings the platform's provider reads (``crowd.providers.factory.config_from``).
         provider_path: ``module:Class`` of the platform's ``CrowdProvider``, imported when one is built.
+        rejection_categories: the categories a rejection may name on the platform (empty: none; the
+            reason alone is sent).
     """
 
     name: ClassVar[str] = ""
@@ -67,6 +69,7 @@ class PlatformTraits:
     fees: ClassVar[FeeSchedule] = NO_FEES
     config_keys: ClassVar[tuple[str, ...]] = ()
     provider_path: ClassVar[str] = ""
+    rejection_categories: ClassVar[frozenset[str]] = frozenset()
     do_not_call_in_templates: ClassVar[bool] = True
     """Templates read the traits class's attributes; Django must not instantiate it."""
 
@@ -195,6 +198,11 @@ def completion_for(
 ) -> Optional[Completion]:
     """The completion step of ``platform`` for a stored submission (None: crowdqa thanks the worker)."""
     return traits_for(platform).completion(finished, config)
+
+
+def accepted_rejection_categories() -> frozenset[str]:
+    """Every rejection category some platform takes (a rejection elsewhere keeps it with the reason)."""
+    return frozenset().union(*(traits.rejection_categories for traits in platform_traits()))
 
 
 def framing_origins(config: Mapping[str, Any]) -> tuple[str, ...]:

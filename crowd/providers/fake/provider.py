@@ -56,6 +56,7 @@ class FakeProvider(CrowdProvider):
     frame_origins = ()
     fees = NO_FEES
     config_keys = ()
+    rejection_categories = frozenset()
     provider_path = "crowd.providers.fake.provider:FakeProvider"
 
     def __init__(self) -> None:

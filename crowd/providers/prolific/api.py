@@ -25,29 +25,13 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from crowd.providers import retries
 from crowd.providers.prolific import errors
-from crowd.providers.prolific.traits import ProlificTraits
+from crowd.providers.prolific.traits import REJECTION_CATEGORIES, ProlificTraits
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_API_URL = "https://api.prolific.com/api/v1/"
 COMPLETION_URL = "https://app.prolific.com/submissions/complete"
 MIN_REJECTION_MESSAGE = ProlificTraits.min_rejection_chars
-REJECTION_CATEGORIES = frozenset(
-    {
-        "TOO_QUICKLY",
-        "TOO_SLOWLY",
-        "FAILED_INSTRUCTIONS",
-        "INCOMP_LONGITUDINAL",
-        "FAILED_CHECK",
-        "LOW_EFFORT",
-        "MALINGERING",
-        "NO_CODE",
-        "BAD_CODE",
-        "NO_DATA",
-        "UNSUPP_DEVICE",
-        "OTHER",
-    }
-)
 IDEMPOTENT_METHODS = frozenset({"GET", "PUT", "PATCH", "DELETE"})
 """Methods retried after a 5xx or a dropped connection (crowdqa's PATCHes set absolute values)."""
 STUDY_URL_PARAMS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"

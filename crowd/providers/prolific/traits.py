@@ -28,6 +28,24 @@ def prolific_fees(rate: float = 1 / 3, vat_rate: float = 0.0) -> FeeSchedule:
     return FeeSchedule(Platform.PROLIFIC.value, commission_rate=rate, vat_rate=vat_rate)
 
 
+REJECTION_CATEGORIES = frozenset(
+    {
+        "TOO_QUICKLY",
+        "TOO_SLOWLY",
+        "FAILED_INSTRUCTIONS",
+        "INCOMP_LONGITUDINAL",
+        "FAILED_CHECK",
+        "LOW_EFFORT",
+        "MALINGERING",
+        "NO_CODE",
+        "BAD_CODE",
+        "NO_DATA",
+        "UNSUPP_DEVICE",
+        "OTHER",
+    }
+)
+"""Prolific's rejection categories (``rejection_category`` of a rejection)."""
+
 PROLIFIC_FEES = prolific_fees()
 """The default schedule: a 1/3 service fee and no VAT."""
 
@@ -39,6 +57,7 @@ class ProlificTraits(PlatformTraits):
     short_name = "Prolific"
     bonus_record_readable = True  # a submission lists its bonus_payments
     min_rejection_chars = 100
+    rejection_categories = REJECTION_CATEGORIES
     fees = PROLIFIC_FEES
     config_keys = (
         "PROLIFIC_API_URL",
