@@ -8,7 +8,7 @@ from typing import Any
 
 from celery import shared_task
 
-from evaluation.services.runs import execute_run
+from evaluation.services.execution import execute_run
 
 
 @shared_task(name="evaluation.tasks.gpu_environment", bind=True, acks_late=True)

@@ -1,6 +1,6 @@
 """The multiple-choice part of a benchmark run: choose an option for each item of a SciQ-style split.
 
-:func:`evaluation.services.runs.execute_run` calls :func:`run_mcq` for releases of kind ``mcq``; it
+:func:`evaluation.services.execution.execute_run` calls :func:`run_mcq` for releases of kind ``mcq``; it
 stores accuracy on the run (``metrics``: ``n``, ``accuracy``, ``unanswered`` and, with a local model,
 ``accuracy_norm``) and the per-item choices in the run's JSON file. A local model (the default
 SmolLM2, or ``--model DIR``) scores each option by log-likelihood; ``--model openai`` asks the
@@ -26,8 +26,9 @@ from evaluation.mcq import (
     read_mcq_split,
 )
 from evaluation.models import BenchmarkRun
+from evaluation.services.execution import ProgressRecorder, run_header
 from evaluation.services.items import BenchmarkInputError
-from evaluation.services.runs import ProgressRecorder, empty_split_message, run_header
+from evaluation.services.runs import empty_split_message
 
 WriteResults = Callable[[BenchmarkRun, dict[str, Any]], str]
 

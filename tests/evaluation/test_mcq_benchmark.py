@@ -11,8 +11,9 @@ from django.core.management import CommandError, call_command
 
 from evaluation.mcq import LETTERS, read_mcq_split
 from evaluation.models import BenchmarkRun
+from evaluation.services.execution import execute_run
 from evaluation.services.leaderboard import leaderboard
-from evaluation.services.runs import RunRequest, execute_run, prepare_run
+from evaluation.services.runs import RunRequest, prepare_run
 from exports.models import Release
 from tests.fakes.fake_openai_server import FakeOpenAIServer
 

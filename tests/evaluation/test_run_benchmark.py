@@ -296,7 +296,7 @@ def test_run_benchmark__entailment_with_an_endpoint_judge_is_stored_cached_and_o
 def test_run_benchmark__entailment_with_the_local_model_judge_runs_on_cpu(small_release: Path) -> None:
     from evaluation.entailment import EntailmentJudge, entailment_item_scores
     from evaluation.llm import HFCausalLMBackend
-    from evaluation.services.runs import _judge_cache
+    from evaluation.services.execution import _judge_cache
 
     args = ["--release", str(small_release), "--system", "search", "--limit", "1", "--sync"]
     summary, _ = _run(*args, "--metrics", "rougeL,entailment", "--judge", "local")

@@ -10,13 +10,14 @@ from django.core.management.base import CommandError
 from config.commands import JsonCommand
 from evaluation.baselines import SYSTEMS
 from evaluation.models import BenchmarkRun
+from evaluation.services.execution import execute_run
 from evaluation.services.items import (
     DEFAULT_SYLLABUS_DECODING,
     SPLITS,
     SYLLABUS_DECODINGS,
     BenchmarkInputError,
 )
-from evaluation.services.runs import JUDGES, RunRequest, execute_run, prepare_run
+from evaluation.services.runs import JUDGES, RunRequest, prepare_run
 from evaluation.tasks import gpu_run_benchmark
 from exports.release_files import ReleaseError
 
