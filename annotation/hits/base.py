@@ -24,7 +24,8 @@ from django.http import QueryDict
 
 from annotation.models import HIT, Assignment
 from annotation.textnorm import storable
-from annotation.tutorial import Layout, Tutorial, load_tutorial
+from annotation.tutorial import Layout, load_tutorial
+from annotation.tutorial_types import Tutorial
 
 MAX_FIELD_CHARS = 5_000
 """Longest text accepted in one form field (a SyllabusQA answer or span is at most a few hundred)."""

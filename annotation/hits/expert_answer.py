@@ -23,7 +23,8 @@ from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitHandler
 from annotation.hits.syllabus_qa import LABELS, SyllabusQAHandler
 from annotation.models import HIT, Assignment, ExpertAnswer
 from annotation.qc.common import fold
-from annotation.tutorial import TYPED_PAIRS, Consent, Tutorial, load_tutorial
+from annotation.tutorial import TYPED_PAIRS, load_tutorial
+from annotation.tutorial_types import Consent, Tutorial
 
 logger = logging.getLogger(__name__)
 

@@ -24,14 +24,11 @@ from annotation.tutorial import (
     TYPED_PAIRS,
     VALIDATIONS,
     Layout,
-    SciQDistractorExample,
-    SciQQuestionExample,
-    SyllabusExample,
-    Tutorial,
     load_tutorial,
     load_tutorial_file,
     parse_tutorial,
 )
+from annotation.tutorial_types import SciQDistractorExample, SciQQuestionExample, SyllabusExample, Tutorial
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO_SYLLABUS = ROOT / "demo" / "syllabi" / "BIO 105 Exploring Life Fall 2026.txt"
