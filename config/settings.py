@@ -51,6 +51,10 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "axes",
     "django_celery_results",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "annotation",
     "crowd",
     "filters",
@@ -59,6 +63,7 @@ INSTALLED_APPS = [
     "evaluation",
     "worker",
     "console",
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -97,6 +102,45 @@ AXES_SENSITIVE_PARAMETERS = ["password"]
 AXES_CLIENT_IP_CALLABLE = "config.request_guard.client_ip"
 
 ROOT_URLCONF = "config.urls"
+
+# The REST API (api/, docs/api.md): tokens for scripts, the session (with CSRF) for the browser; the
+# console's permissions; per-account throttling; pages of API_PAGE_SIZE.
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["api.permissions.ResearcherAction"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": int(os.environ.get("API_PAGE_SIZE", "50")),
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": os.environ.get("API_THROTTLE_ANON", "60/minute"),
+        "user": os.environ.get("API_THROTTLE_USER", "600/minute"),
+    },
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "crowdqa API",
+    "DESCRIPTION": "Corpora, batches, assignments and jobs of crowdqa (see docs/api.md).",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    # The interactive docs' JavaScript and CSS come from this server (drf-spectacular-sidecar), never a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "BatchStatusEnum": "annotation.models.Batch.Status",
+        "BatchKindEnum": "annotation.models.Batch.Kind",
+        "CorpusKindEnum": "annotation.models.Corpus.Kind",
+        "AssignmentStatusEnum": "annotation.models.Assignment.Status",
+        "JobStatusEnum": "annotation.models.Job.Status",
+    },
+}
 WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [

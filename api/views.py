@@ -1,0 +1,309 @@
+"""The REST API's endpoints: corpora, batches, assignments and jobs, over the console's services.
+
+Every action goes through the service the console page calls (``NewBatchForm`` and
+``crowd.services.lifecycle`` for batches, ``crowd.services.review`` for decisions and bonuses), so the API
+holds no rule of its own: what the page refuses, the API refuses with 400 and the service's words.
+
+Security behavior: token (``Authorization: Token ...``) or session authentication (session requests that
+change anything need Django's CSRF token, as DRF's ``SessionAuthentication`` enforces); reads need the
+researcher ``view`` permission and each action its own (``launch``, ``manage``, ``review``, ``pay``) through
+:class:`api.permissions.ResearcherAction`; anonymous requests get 401 or 403. Requests are throttled per
+user (``REST_FRAMEWORK['DEFAULT_THROTTLE_RATES']``). Malformed bodies and query values give 400, unknown
+objects 404, never a 5xx.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db.models import Count, QuerySet
+from django.http import QueryDict
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError as ApiValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from annotation.hits import BuiltFrom, handler_for
+from annotation.models import Assignment, Batch, Corpus, IllegalTransition, Job
+from annotation.platforms import Platform
+from annotation.services.batches import BatchSpecError
+from api import serializers as s
+from console.batch_form import NewBatchForm
+from console.progress import live_progress
+from console.review_views import outcome, plain
+from crowd.services.lifecycle import (
+    LifecycleError,
+    QualificationChoiceError,
+    change_status,
+    create_draft,
+    dry_run,
+    estimate_for,
+    qualification_options,
+    spent_cents,
+)
+from crowd.services.review import ReviewError, approve_assignment, bonus, reject_assignment
+
+
+class ChoiceFilters:
+    """Filter a list by exact values of choice fields (``?status=published``); an unknown value is a 400.
+
+    ``choice_filters`` maps a query parameter to the model field's choices.
+    """
+
+    choice_filters: dict[str, tuple[str, ...]] = {}
+
+    def filter_queryset(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        query = self.request.query_params  # type: ignore[attr-defined]
+        for name, values in self.choice_filters.items():
+            wanted = query.get(name, "")
+            if wanted:
+                if wanted not in values:
+                    raise ApiValidationError({name: [f"One of {', '.join(values)}."]})
+                queryset = queryset.filter(**{name: wanted})
+        return queryset
+
+
+def _choice_parameters(filters: dict[str, tuple[str, ...]]) -> list[OpenApiParameter]:
+    return [OpenApiParameter(name, str, enum=list(values)) for name, values in filters.items()]
+
+
+def _refused(exc: Exception) -> ApiValidationError:
+    """A service's refusal as a 400 with its words."""
+    text = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
+    return ApiValidationError({"detail": plain(text)})
+
+
+@extend_schema_view(list=extend_schema(parameters=_choice_parameters({"kind": tuple(Corpus.Kind.values)})))
+class CorpusViewSet(ChoiceFilters, viewsets.ReadOnlyModelViewSet):
+    """Corpora with their document and passage counts."""
+
+    serializer_class = s.CorpusSerializer
+    choice_filters = {"kind": tuple(Corpus.Kind.values)}
+    queryset = Corpus.objects.annotate(
+        n_documents=Count("documents", distinct=True), n_passages=Count("passages", distinct=True)
+    ).order_by("name")
+
+
+def _estimate_body(hits: int, estimate: Any, currency: str) -> dict[str, Any]:
+    return {
+        "hits": hits,
+        "currency": currency,
+        "assignments": estimate.assignments,
+        "rewards_cents": estimate.rewards_cents,
+        "bonuses_cents": estimate.bonuses_cents,
+        "fees_cents": estimate.fees_cents,
+        "total_cents": estimate.total_cents,
+    }
+
+
+BATCH_FILTERS = {
+    "status": tuple(Batch.Status.values),
+    "kind": tuple(Batch.Kind.values),
+    "provider": tuple(p.value for p in Platform),
+}
+
+
+@extend_schema_view(list=extend_schema(parameters=_choice_parameters(BATCH_FILTERS)))
+class BatchViewSet(ChoiceFilters, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Batches: list, one with progress and cost, create (as the New batch page), publish, pause, resume."""
+
+    queryset = Batch.objects.select_related("corpus").order_by("-created", "-pk")
+    choice_filters = BATCH_FILTERS
+    action_permissions = {
+        "create": "launch",
+        "estimate": "launch",
+        "publish": "launch",
+        "pause": "manage",
+        "resume": "manage",
+    }
+
+    def get_serializer_class(self) -> type:
+        if self.action in ("create", "estimate"):
+            return s.BatchCreateSerializer
+        return s.BatchDetailSerializer if self.action == "retrieve" else s.BatchSerializer
+
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        batch = self.get_object()
+        return Response(s.BatchDetailSerializer(self._detail(batch)).data)
+
+    @staticmethod
+    def _detail(batch: Batch) -> Batch:
+        """``batch`` with ``progress``, ``cost`` and ``estimate`` attached (the batch page's figures)."""
+        live = live_progress(batch)
+        batch.progress = {
+            "places_total": live["places"]["total"],
+            "states": {row["state"]: row["n"] for row in live["places"]["states"]},
+            "hits_total": live["hits"]["total"],
+            "hits_completed": live["hits"]["completed"],
+        }
+        batch.cost = spent_cents(batch)
+        batch.estimate = _estimate_body(batch.hits.count(), estimate_for(batch), batch.currency)
+        return batch
+
+    def _form(self, request: Request) -> NewBatchForm:
+        """The New batch form filled from the body; a bad body or a form error is a 400."""
+        body = s.BatchCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = QueryDict(mutable=True)
+        for key, value in body.form_data().items():
+            data.setlist(key, [str(v) for v in value] if isinstance(value, list) else [str(value)])
+        form = NewBatchForm(data)
+        if not form.is_valid():
+            raise ApiValidationError(form.errors.get_json_data())
+        if handler_for(form.cleaned_data["kind"]).built_from == BuiltFrom.RELEASE:
+            raise ApiValidationError({"kind": ["Expert batches are created from the New batch page."]})
+        return form
+
+    def _spec(self, form: NewBatchForm) -> Any:
+        data = form.cleaned_data
+        try:
+            options = qualification_options(
+                data["provider"],
+                data["require_qualification"].pk if data.get("require_qualification") else None,
+                [b.pk for b in data.get("exclude_batches") or []],
+            )
+        except QualificationChoiceError as exc:
+            raise ApiValidationError({exc.field: [str(exc)]}) from exc
+        return form.spec(options)
+
+    @extend_schema(request=s.BatchCreateSerializer, responses={201: s.BatchDetailSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Create a draft batch (its HITs and its estimate); publish it with ``publish``."""
+        spec = self._spec(self._form(request))
+        try:
+            batch, _ = create_draft(spec, created_by=request.user)
+        except (BatchSpecError, LifecycleError) as exc:
+            raise _refused(exc) from exc
+        return Response(s.BatchDetailSerializer(self._detail(batch)).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=s.BatchCreateSerializer, responses={200: s.EstimateSerializer})
+    @action(detail=False, methods=["post"])
+    def estimate(self, request: Request) -> Response:
+        """What a batch with these values would cost (the New batch page's estimate); creates nothing."""
+        spec = self._spec(self._form(request))
+        try:
+            hits, estimate, currency = dry_run(spec)
+        except (BatchSpecError, LifecycleError) as exc:
+            raise _refused(exc) from exc
+        return Response(s.EstimateSerializer(_estimate_body(hits, estimate, currency)).data)
+
+    def _change(self, action_name: str) -> Response:
+        batch = self.get_object()
+        try:
+            change_status(batch, action_name)
+        except (IllegalTransition, LifecycleError) as exc:
+            raise _refused(exc) from exc
+        batch.refresh_from_db()
+        return Response(s.BatchDetailSerializer(self._detail(batch)).data)
+
+    @extend_schema(request=None, responses={200: s.BatchDetailSerializer})
+    @action(detail=True, methods=["post"])
+    def publish(self, request: Request, pk: str) -> Response:
+        """Publish a draft on its platform (or resume a paused batch's listing)."""
+        return self._change("publish")
+
+    @extend_schema(request=None, responses={200: s.BatchDetailSerializer})
+    @action(detail=True, methods=["post"])
+    def pause(self, request: Request, pk: str) -> Response:
+        """Pause a published batch on its platform: no new claims."""
+        return self._change("pause")
+
+    @extend_schema(request=None, responses={200: s.BatchDetailSerializer})
+    @action(detail=True, methods=["post"])
+    def resume(self, request: Request, pk: str) -> Response:
+        """Resume a paused batch."""
+        return self._change("resume")
+
+
+class AssignmentViewSet(viewsets.ReadOnlyModelViewSet):
+    """Assignments, filtered by ``batch``, ``status`` and ``worker`` (pseudonym); approve, reject, bonus."""
+
+    serializer_class = s.AssignmentSerializer
+    action_permissions = {"approve": "review", "reject": "review", "bonus": "pay"}
+
+    def get_queryset(self) -> QuerySet[Assignment]:
+        rows = Assignment.objects.select_related("hit", "worker").order_by("-pk")
+        query = self.request.query_params
+        batch = query.get("batch", "")
+        if batch:
+            if not batch.isdigit() or len(batch) > 18:
+                raise ApiValidationError({"batch": ["A batch id."]})
+            rows = rows.filter(hit__batch_id=int(batch))
+        state = query.get("status", "")
+        if state:
+            if state not in Assignment.Status.values:
+                raise ApiValidationError({"status": [f"One of {', '.join(Assignment.Status.values)}."]})
+            rows = rows.filter(status=state)
+        worker = query.get("worker", "")
+        if worker:
+            rows = rows.filter(worker__pseudonym=worker[:200])
+        return rows
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("batch", int, description="Only this batch's assignments."),
+            OpenApiParameter("status", str, enum=list(Assignment.Status.values)),
+            OpenApiParameter("worker", str, description="A worker's pseudonym."),
+        ]
+    )
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
+    def _done(self, assignment: Assignment, detail: str) -> Response:
+        assignment.refresh_from_db()
+        body = {"id": assignment.pk, "status": assignment.status, "detail": detail}
+        return Response(s.OutcomeSerializer(body).data)
+
+    @extend_schema(request=s.ApproveSerializer, responses={200: s.OutcomeSerializer})
+    @action(detail=True, methods=["post"])
+    def approve(self, request: Request, pk: str) -> Response:
+        """Approve a submission: stored here, sent to its platform, the reward paid through the ledger."""
+        assignment = self.get_object()
+        body = s.ApproveSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            approve_assignment(
+                assignment, body.validated_data["feedback"], body.validated_data["confirm_no_work"]
+            )
+        except (IllegalTransition, ValidationError, ReviewError) as exc:
+            raise _refused(exc) from exc
+        return self._done(assignment, outcome(assignment))
+
+    @extend_schema(request=s.RejectSerializer, responses={200: s.OutcomeSerializer})
+    @action(detail=True, methods=["post"])
+    def reject(self, request: Request, pk: str) -> Response:
+        """Reject a submission with a reason (the platform's rules on reasons apply)."""
+        assignment = self.get_object()
+        body = s.RejectSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            reject_assignment(assignment, body.validated_data["reason"], body.validated_data["category"])
+        except (IllegalTransition, ValidationError, ReviewError) as exc:
+            raise _refused(exc) from exc
+        return self._done(assignment, outcome(assignment))
+
+    @extend_schema(request=s.BonusSerializer, responses={200: s.OutcomeSerializer})
+    @action(detail=True, methods=["post"])
+    def bonus(self, request: Request, pk: str) -> Response:
+        """Pay a bonus through the payment ledger: once per reason, so a retry pays nothing more."""
+        assignment = self.get_object()
+        body = s.BonusSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        try:
+            result = bonus(assignment, data["cents"], data["reason"], confirm_no_work=data["confirm_no_work"])
+        except (ValidationError, ReviewError) as exc:
+            raise _refused(exc) from exc
+        return self._done(assignment, f"bonus {result.status.value.replace('_', ' ')}")
+
+
+@extend_schema_view(list=extend_schema(parameters=_choice_parameters({"status": tuple(Job.Status.values)})))
+class JobViewSet(ChoiceFilters, viewsets.ReadOnlyModelViewSet):
+    """Long-running jobs (imports, QC, exports, benchmarks): status, progress, result."""
+
+    serializer_class = s.JobSerializer
+    queryset = Job.objects.order_by("-pk")
+    choice_filters = {"status": tuple(Job.Status.values)}
