@@ -12,7 +12,7 @@ from rest_framework import serializers
 
 from annotation.models import Assignment, Batch, Corpus, Job
 from annotation.services.batches import default_time_limit
-from crowd.providers.prolific.api import REJECTION_CATEGORIES
+from crowd.providers.traits import accepted_rejection_categories
 
 
 class CorpusSerializer(serializers.ModelSerializer):
@@ -183,7 +183,9 @@ class RejectSerializer(serializers.Serializer):
     """Reject a submission with the reason the worker reads and a category."""
 
     reason = serializers.CharField(max_length=10000)
-    category = serializers.ChoiceField(choices=list(REJECTION_CATEGORIES), required=False, default="OTHER")
+    category = serializers.ChoiceField(
+        choices=sorted(accepted_rejection_categories()), required=False, default="OTHER"
+    )
 
 
 class BonusSerializer(serializers.Serializer):
