@@ -1,7 +1,29 @@
 """gunicorn settings read automatically when gunicorn starts in the repository root.
 
+Slow clients: a sync worker serves one connection at a time from the first byte to the last, so a few
+connections that trickle their headers or body a byte every few seconds hold every worker and the site
+stops answering (``/health/`` included) until the worker timeout kills them. The ``gthread`` worker
+keeps an event loop that accepts connections and only hands a connection to a thread once data has
+arrived; a connection still trickling holds one thread, not the worker, so with ``threads`` threads per
+worker the other requests keep being served. gunicorn has no header or body read timeout of its own:
+on a public server a buffering reverse proxy with read timeouts stays in front (docs/deployment.md).
+
 Access logs go through :class:`config.access_log.RedactingLogger`, so worker ids and signed HIT links
 never reach them.
 """
 
+import os
+
 logger_class = "config.access_log.RedactingLogger"
+
+# Threads share the worker's memory (one Django process per worker); each costs a thread stack and a
+# database connection, so the web worker's memory stays that of the process.
+worker_class = "gthread"
+threads = int(os.environ.get("GUNICORN_THREADS", "16"))
+# A connection kept alive waits in the event loop, not in a thread; close idle ones after a few seconds.
+keepalive = 5
+# Request line and header limits (gunicorn's defaults, stated here): oversized headers are refused
+# with 400 before Django sees them.
+limit_request_line = 4094
+limit_request_fields = 100
+limit_request_field_size = 8190
