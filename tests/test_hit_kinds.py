@@ -1,6 +1,6 @@
 """A HIT kind's knowledge lives in its handler: no other module asks which kind a batch is.
 
-Outside ``annotation/hits/`` (the handlers), ``annotation/models.py`` (where the choices are defined)
+Outside ``annotation/hits/`` (the handlers), ``annotation/models/`` (where the choices are defined)
 and migrations, the apps' modules must not name a ``Batch.Kind`` member, compare something with a
 kind's value, filter on a kind's value, or hold a kind's value under another name (a constant, a
 default argument, a mapping's key, a ``case``), through which code could branch on the kind unseen.
@@ -25,7 +25,7 @@ from annotation.models import Batch
 
 REPO = Path(settings.BASE_DIR)
 ROOTS = tuple("annotation crowd filters distractors exports evaluation worker console config".split())
-KIND_OWNERS = ("annotation/hits/", "annotation/models.py")
+KIND_OWNERS = ("annotation/hits/", "annotation/models/")
 ALLOWED: dict[str, str] = {
     "evaluation/services/expert.py": "create_expert_batch makes the expert batches: it names the kind "
     "of the batch it creates and asks nothing about an existing batch",

@@ -9,7 +9,7 @@ work); the test fails on any other, and on an entry that no longer occurs, so th
 
 A module is in the **top layer** when its path has one of ``TOP_PARTS`` or a part ending in ``_views`` or
 ``_urls`` (pages, URL tables, Celery tasks, services that orchestrate, HIT kind handlers, commands,
-admin). A **model module** is an app's ``models.py`` or a migration.
+admin). A **model module** is an app's ``models.py`` (or a module of its ``models`` package) or a migration.
 
 | rule | importer | must not import |
 |------|----------|-----------------|
@@ -88,7 +88,7 @@ def is_top(module: str) -> bool:
 
 def is_model(module: str) -> bool:
     parts = module.split(".")
-    return parts[1:] == ["models"] or "migrations" in parts
+    return parts[1:2] == ["models"] or "migrations" in parts
 
 
 def imports_of(source: str, package: str) -> Iterator[str]:
