@@ -13,6 +13,8 @@ from rest_framework import serializers
 from annotation.models import Assignment, Batch, Corpus, Job
 from annotation.services.batches import default_time_limit
 from crowd.providers.traits import accepted_rejection_categories
+from evaluation.models import BenchmarkRun
+from exports.models import Release
 
 
 class CorpusSerializer(serializers.ModelSerializer):
@@ -222,4 +224,61 @@ class JobSerializer(serializers.ModelSerializer):
             "started_at",
             "finished_at",
         ]
+        read_only_fields = fields
+
+
+class ReleaseSerializer(serializers.ModelSerializer):
+    """A registered release: name, version, split counts and where it was published."""
+
+    class Meta:
+        model = Release
+        fields = [
+            "id",
+            "name",
+            "version",
+            "kind",
+            "counts",
+            "seed",
+            "ratios",
+            "source",
+            "manifest_sha256",
+            "created",
+            "published_url",
+        ]
+        read_only_fields = fields
+
+
+class ReleaseFileSerializer(serializers.Serializer):
+    """One file the release's manifest lists, with its checksum and data rows."""
+
+    path = serializers.CharField()
+    sha256 = serializers.CharField()
+    rows = serializers.IntegerField(allow_null=True)
+
+
+class BenchmarkRunSerializer(serializers.ModelSerializer):
+    """A benchmark run of a release split: its system, status and overall metrics."""
+
+    class Meta:
+        model = BenchmarkRun
+        fields = [
+            "id",
+            "release",
+            "split",
+            "system",
+            "model_name",
+            "status",
+            "progress",
+            "n_items",
+            "metrics",
+            "error",
+        ]
+        read_only_fields = fields
+
+
+class BenchmarkResultSerializer(BenchmarkRunSerializer):
+    """A run with its metrics by stratum (question type, answerability) and its timings."""
+
+    class Meta(BenchmarkRunSerializer.Meta):
+        fields = [*BenchmarkRunSerializer.Meta.fields, "params", "stratified", "timings"]
         read_only_fields = fields

@@ -11,6 +11,8 @@ router.register("corpora", views.CorpusViewSet, basename="corpus")
 router.register("batches", views.BatchViewSet, basename="batch")
 router.register("assignments", views.AssignmentViewSet, basename="assignment")
 router.register("jobs", views.JobViewSet, basename="job")
+router.register("releases", views.ReleaseViewSet, basename="release")
+router.register("benchmarks", views.BenchmarkViewSet, basename="benchmark")
 
 app_name = "api"
 urlpatterns = [

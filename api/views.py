@@ -14,6 +14,7 @@ objects 404, never a 5xx.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -45,6 +46,9 @@ from crowd.services.lifecycle import (
     spent_cents,
 )
 from crowd.services.review import ReviewError, approve_assignment, bonus, reject_assignment
+from evaluation.models import BenchmarkRun
+from exports.models import Release
+from exports.release_files import ReleaseError, read_manifest
 
 
 class ChoiceFilters:
@@ -307,3 +311,40 @@ class JobViewSet(ChoiceFilters, viewsets.ReadOnlyModelViewSet):
     serializer_class = s.JobSerializer
     queryset = Job.objects.order_by("-pk")
     choice_filters = {"status": tuple(Job.Status.values)}
+
+
+class ReleaseViewSet(viewsets.ReadOnlyModelViewSet):
+    """Registered releases and the files their manifests list."""
+
+    serializer_class = s.ReleaseSerializer
+    queryset = Release.objects.order_by("name", "-created", "-pk")
+
+    @extend_schema(responses={200: s.ReleaseFileSerializer(many=True)})
+    @action(detail=True, methods=["get"], pagination_class=None)
+    def files(self, request: Request, pk: str) -> Response:
+        """The manifest's files (path, sha256, rows); 409 when the release directory has no valid manifest."""
+        release = self.get_object()
+        try:
+            manifest = read_manifest(Path(release.path))
+        except ReleaseError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        rows = [
+            {"path": str(e.get("path", "")), "sha256": str(e.get("sha256", "")), "rows": e.get("rows")}
+            for e in manifest.get("files") or []
+            if isinstance(e, dict)
+        ]
+        return Response(s.ReleaseFileSerializer(rows, many=True).data)
+
+
+BENCHMARK_FILTERS = {"status": tuple(BenchmarkRun.Status.values)}
+
+
+@extend_schema_view(list=extend_schema(parameters=_choice_parameters(BENCHMARK_FILTERS)))
+class BenchmarkViewSet(ChoiceFilters, viewsets.ReadOnlyModelViewSet):
+    """Benchmark runs with their overall metrics; one run with its metrics by stratum and timings."""
+
+    queryset = BenchmarkRun.objects.order_by("-pk")
+    choice_filters = BENCHMARK_FILTERS
+
+    def get_serializer_class(self) -> type:
+        return s.BenchmarkResultSerializer if self.action == "retrieve" else s.BenchmarkRunSerializer

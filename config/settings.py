@@ -139,6 +139,7 @@ SPECTACULAR_SETTINGS = {
         "CorpusKindEnum": "annotation.models.Corpus.Kind",
         "AssignmentStatusEnum": "annotation.models.Assignment.Status",
         "JobStatusEnum": "annotation.models.Job.Status",
+        "BenchmarkStatusEnum": "evaluation.models.BenchmarkRun.Status",
     },
 }
 WSGI_APPLICATION = "config.wsgi.application"

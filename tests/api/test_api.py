@@ -231,3 +231,43 @@ def test_throttle__answers_429(researcher: Client, settings: object) -> None:
     finally:
         UserRateThrottle.THROTTLE_RATES = {**UserRateThrottle.THROTTLE_RATES, "user": "600/minute"}
     assert codes == [200, 200, 200, 429, 429]
+
+
+def test_releases_and_benchmarks__listed_with_files_and_results(researcher: Client, tmp_path: object) -> None:
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from evaluation.models import BenchmarkRun
+    from exports.models import Release
+
+    root = Path(str(tmp_path)) / "syl-1.0"
+    root.mkdir()
+    (root / "manifest.json").write_text(
+        json.dumps({"files": [{"path": "test.jsonl", "sha256": "ab" * 32, "rows": 12}]}), encoding="utf-8"
+    )
+    release = Release.objects.create(
+        name="syl", version="1.0", path=str(root), manifest_sha256="cd" * 32, created=datetime.now(UTC)
+    )
+    broken = Release.objects.create(
+        name="syl",
+        version="0.9",
+        path=str(root.parent / "gone"),
+        manifest_sha256="ef" * 32,
+        created=datetime.now(UTC),
+    )
+    assert researcher.get("/api/v1/releases/").json()["count"] == 2
+    files = researcher.get(f"/api/v1/releases/{release.pk}/files/")
+    assert files.json() == [{"path": "test.jsonl", "sha256": "ab" * 32, "rows": 12}]
+    assert researcher.get(f"/api/v1/releases/{broken.pk}/files/").status_code == 409
+    run = BenchmarkRun.objects.create(
+        release=release,
+        status=BenchmarkRun.Status.DONE,
+        metrics={"rougeL_f1": 0.41},
+        stratified={"by_type": {"explicit": {"rougeL_f1": 0.5}}},
+    )
+    listed = researcher.get("/api/v1/benchmarks/?status=done").json()["results"]
+    assert [r["id"] for r in listed] == [run.pk] and listed[0]["metrics"] == {"rougeL_f1": 0.41}
+    detail = researcher.get(f"/api/v1/benchmarks/{run.pk}/").json()
+    assert detail["stratified"]["by_type"]["explicit"]["rougeL_f1"] == 0.5
+    assert researcher.get("/api/v1/benchmarks/?status=nope").status_code == 400
+    assert Client().get("/api/v1/releases/").status_code == 401
