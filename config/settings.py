@@ -284,6 +284,8 @@ CROWDQA_PAYMENT_SETTLE_SECONDS = float(os.environ.get("CROWDQA_PAYMENT_SETTLE_SE
 PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
 PROLIFIC_WEBHOOK_SECRET = os.environ.get("PROLIFIC_WEBHOOK_SECRET", "")
+# Seconds Prolific's answer about a session, checked at arrival, is reused (an outage is never cached).
+PROLIFIC_SESSION_CACHE_SECONDS = int(os.environ.get("PROLIFIC_SESSION_CACHE_SECONDS", "60"))
 PROLIFIC_WORKSPACE_ID = os.environ.get("PROLIFIC_WORKSPACE_ID", "")
 PROLIFIC_BLOCK_GROUP_ID = os.environ.get("PROLIFIC_BLOCK_GROUP_ID", "")
 # Salt for stable worker pseudonyms: released data carries these, never platform ids. At least 16

@@ -23,6 +23,7 @@ The rule (docs/admission.md):
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -36,6 +37,8 @@ from crowd.models import Invite, Worker
 from crowd.providers.arrival import Arrival, ArrivalError
 from crowd.providers.factory import config_from
 from crowd.providers.traits import parse_arrival, traits_for
+
+logger = logging.getLogger(__name__)
 
 
 class Refused(Exception):
@@ -165,9 +168,10 @@ def admit_arrival(batch: Batch, arrival: Arrival) -> Admission:
     for: Prolific gives a participant one session per study, so a second ``SESSION_ID`` of the same
     participant is refused (409) whatever became of the first; MTurk cannot confirm an ``assignmentId``
     before it is submitted, so work under it is checked with MTurk (same worker, same HIT) before it is
-    approved or paid (``crowd.services.review``). Not checked at arrival: the session with Prolific's
-    API, and an MTurk arrival under a new ``assignmentId`` still takes over the worker's assignment on
-    that HIT (see docs/admission.md).
+    approved or paid (``crowd.services.review``). Prolific confirms a new session at arrival
+    (:func:`confirm_with_platform`: ACTIVE, same participant and study; no answer -> 409, no place). Not
+    checked at arrival: an MTurk arrival under a new ``assignmentId`` still takes over the worker's
+    assignment on that HIT (see docs/admission.md).
 
     Raises:
         Refused: with the message and status to show.
@@ -191,10 +195,46 @@ def admit_arrival(batch: Batch, arrival: Arrival) -> Admission:
     if not batch.platform_ref or arrival.hit_ref != batch.platform_ref:
         raise Refused(f"This link belongs to another {traits.short_name} study.", status=403)
     worker = Worker.objects.get_or_create_for(arrival.platform, arrival.worker_id)
+    bound = Assignment.objects.filter(hit__batch=batch, worker=worker, platform_ref=arrival.assignment_ref)
+    if not bound.exists():
+        confirm_with_platform(batch, arrival)
     assignment = assigning.claim_next(
         batch, worker, platform_ref=arrival.assignment_ref, meta=dict(arrival.meta)
     )
     return Admission(assignment=assignment)
+
+
+def confirm_with_platform(batch: Batch, arrival: Arrival) -> None:
+    """Refuse a Prolific session that Prolific's API does not show ACTIVE for this participant and study.
+
+    Called before a session is given a place (a session already bound to its assignment resumes without
+    a call). Skipped when no ``PROLIFIC_API_TOKEN`` is set (crowdqa cannot publish a study without one).
+
+    Security behavior: a made-up ``SESSION_ID``, another participant's or study's, or one no longer
+    ACTIVE -> 403 and no place; Prolific not answering within the short timeout -> 409 "try again in a
+    minute" and no place (fail safe), logged. See docs/admission.md.
+
+    Raises:
+        Refused: 403 (refused by Prolific) or 409 (Prolific did not answer; never a 5xx).
+    """
+    from crowd.providers.prolific import sessions
+
+    config = config_from(settings)
+    if arrival.platform != "prolific" or not config.get("PROLIFIC_API_TOKEN"):
+        return
+    check = sessions.confirm_session(config, arrival.hit_ref, arrival.worker_id, arrival.assignment_ref)
+    if check.verdict is sessions.Verdict.CONFIRMED:
+        return
+    logger.warning(
+        "Prolific arrival refused (batch %s, session %s): %s", batch.pk, arrival.assignment_ref, check.reason
+    )
+    if check.verdict is sessions.Verdict.UNAVAILABLE:
+        raise Refused(
+            "We could not confirm your session with Prolific. Please try again in a minute.", status=409
+        )
+    raise Refused(
+        "Prolific does not confirm this session. Please open the study again from Prolific.", status=403
+    )
 
 
 def admit_local(batch: Batch, worker: Optional[Worker]) -> Assignment:

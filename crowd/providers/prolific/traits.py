@@ -65,6 +65,7 @@ class ProlificTraits(PlatformTraits):
         "PROLIFIC_WORKSPACE_ID",
         "PROLIFIC_BLOCK_GROUP_ID",
         "PROLIFIC_RETRIES",
+        "PROLIFIC_SESSION_CACHE_SECONDS",
         "PROLIFIC_WEBHOOK_SECRET",
     )
     provider_path = "crowd.providers.prolific.provider:ProlificProvider"
