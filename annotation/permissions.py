@@ -84,8 +84,13 @@ def can(user: Any, action: str) -> bool:
 
 
 def can_view(request: HttpRequest) -> bool:
-    """True when the request may read researcher pages."""
-    return bool(getattr(settings, "CROWDQA_PUBLIC_DASHBOARD", False) or can(request.user, "view"))
+    """True when the request may read researcher pages.
+
+    A request refused before the authentication middleware ran (an oversized or unreadable body) has no
+    ``user``; it counts as anonymous, so its error page renders instead of failing.
+    """
+    user = getattr(request, "user", None)
+    return bool(getattr(settings, "CROWDQA_PUBLIC_DASHBOARD", False) or can(user, "view"))
 
 
 def refuse(request: HttpRequest, action: str) -> HttpResponse:

@@ -23,7 +23,6 @@ from django.utils.http import content_disposition_header
 
 from annotation.models import Assignment, Batch
 from annotation.permissions import can_view
-from exports.writers import neutralise_formula
 
 COLUMNS = (
     "batch",
@@ -87,6 +86,9 @@ def rows(batch: Batch) -> Iterator[dict[str, Any]]:
 
 
 def _csv(batch: Batch) -> Iterator[str]:
+    # exports.writers brings pyarrow (Parquet); a web process loads it only when a CSV is asked for.
+    from exports.writers import neutralise_formula
+
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(COLUMNS)

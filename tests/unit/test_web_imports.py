@@ -2,8 +2,8 @@
 
 A gunicorn worker runs ``django.setup()`` and, on its first request, imports the URLconf and with it every
 view module; a HIT page or submit then imports its handler and the submit's task module. None of that
-may pull in torch, transformers, spaCy, gensim, scikit-learn, pyarrow, numpy, matplotlib, boto3 or
-requests: they cost hundreds of MB and seconds per worker and belong to the Celery workers (or the
+may pull in torch, transformers, spaCy, gensim, scikit-learn, pyarrow, numpy, matplotlib or boto3:
+they cost hundreds of MB and seconds per worker and belong to the Celery workers (or the
 command) that use them. Runs in a fresh interpreter because this test process has imported them all.
 """
 
@@ -32,8 +32,9 @@ HEAVY = (
     "matplotlib",
     "boto3",
     "botocore",
-    "requests",
 )
+# requests is not on the list: Django REST framework (the API's views) imports it, when installed, in
+# rest_framework.compat for its test client; it is small beside the packages above.
 
 PROBE = """
 import importlib, json, sys
