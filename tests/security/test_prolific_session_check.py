@@ -89,6 +89,15 @@ def test_genuine_session_gets_in_and_a_reload_costs_no_second_call(study, fake_p
     assert _lookups(fake_prolific_server) == 1
 
 
+def test_an_answer_naming_the_participant_participant_is_read(study, fake_prolific_server) -> None:  # noqa: ANN001, F811
+    batch, study_id = study
+    session = fake_prolific_server.fake.start(study_id, "P5")
+    record = fake_prolific_server.fake.submissions[session]
+    record["participant"] = record.pop("participant_id")
+    assert _arrive(batch, study_id, "P5", session).status_code == 302
+    assert _arrive(batch, study_id, "OTHER", session).status_code == 403
+
+
 def test_a_session_no_longer_active_gets_no_new_place(study, fake_prolific_server) -> None:  # noqa: ANN001, F811
     batch, study_id = study
     session = fake_prolific_server.fake.start(study_id, "P2")

@@ -102,7 +102,14 @@ def confirm_session(
         logger.warning("Prolific session %s: unexpected answer %r", session_id, record)
         return SessionCheck(Verdict.UNAVAILABLE, "Prolific gave an unexpected answer")
     seconds = config.get("PROLIFIC_SESSION_CACHE_SECONDS")
-    kept = {k: record.get(k) for k in ("participant_id", "study_id", "status")} if record else {}
+    kept: dict[str, Any] = {}
+    if record:  # older answers name the participant ``participant`` (as ``provider.to_submission`` reads)
+        participant = record.get("participant_id") or record.get("participant")
+        kept = {
+            "participant_id": participant,
+            "study_id": record.get("study_id"),
+            "status": record.get("status"),
+        }
     cache.set(key, kept, CACHE_SECONDS if seconds is None else int(seconds))
     return _judge(kept, study_id, participant_id) if kept else _unknown()
 
