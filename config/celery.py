@@ -23,8 +23,15 @@ app.conf.CELERY_DB_REUSE_MAX = 1_000_000_000
 
 @signals.task_prerun.connect
 @signals.task_postrun.connect
-def _recycle_database_connections(**kwargs: object) -> None:
-    """Close a connection that is broken or older than ``CONN_MAX_AGE``, as Django does per request."""
+def _recycle_database_connections(task: object = None, **kwargs: object) -> None:
+    """Close a connection that is broken or older than ``CONN_MAX_AGE``, as Django does per request.
+
+    A task run eagerly (inline, in the caller's process: ``task_always_eager`` or ``apply()``) shares
+    the caller's connection, perhaps inside its transaction; that one is the caller's to manage.
+    """
+    request = getattr(task, "request", None)
+    if getattr(request, "is_eager", False):
+        return
     from django.db import close_old_connections
 
     close_old_connections()
