@@ -76,7 +76,9 @@ def _save_suggestions(pair: QAPair, rows: list[Distractor], top: int) -> list[Di
     question that got fewer than ``top`` (the ranker and every fallback came back short), which is also
     logged as a warning.
     """
-    QAPair.objects.select_for_update().filter(pk=pair.pk).first()
+    # Ordered by the key alone: the pair's default ordering joins its (nullable) document, and
+    # PostgreSQL cannot lock the nullable side of an outer join.
+    QAPair.objects.select_for_update().filter(pk=pair.pk).order_by("pk").first()
     existing = suggestions_of(pair)
     if existing:
         return existing
