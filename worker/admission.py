@@ -205,36 +205,29 @@ def admit_arrival(batch: Batch, arrival: Arrival) -> Admission:
 
 
 def confirm_with_platform(batch: Batch, arrival: Arrival) -> None:
-    """Refuse a Prolific session that Prolific's API does not show ACTIVE for this participant and study.
+    """Refuse a new session its platform does not vouch for (:meth:`PlatformTraits.confirm_arrival`).
 
     Called before a session is given a place (a session already bound to its assignment resumes without
-    a call). Skipped when no ``PROLIFIC_API_TOKEN`` is set (crowdqa cannot publish a study without one).
+    a call). Prolific confirms a session with its API; MTurk cannot before submission (crowdqa asks it
+    before approving or paying instead); local workers are signed in.
 
-    Security behavior: a made-up ``SESSION_ID``, another participant's or study's, or one no longer
-    ACTIVE -> 403 and no place; Prolific not answering within the short timeout -> 409 "try again in a
-    minute" and no place (fail safe), logged. See docs/admission.md.
+    Security behavior: a session the platform refuses -> 403 and no place; a platform that does not
+    answer in time -> 409 "try again in a minute" and no place (fail safe), logged. See docs/admission.md.
 
     Raises:
-        Refused: 403 (refused by Prolific) or 409 (Prolific did not answer; never a 5xx).
+        Refused: with the platform's status (403 or 409, never a 5xx) and message.
     """
-    from crowd.providers.prolific import sessions
-
-    config = config_from(settings)
-    if arrival.platform != "prolific" or not config.get("PROLIFIC_API_TOKEN"):
-        return
-    check = sessions.confirm_session(config, arrival.hit_ref, arrival.worker_id, arrival.assignment_ref)
-    if check.verdict is sessions.Verdict.CONFIRMED:
+    refusal = traits_for(arrival.platform).confirm_arrival(arrival, config_from(settings))
+    if refusal is None:
         return
     logger.warning(
-        "Prolific arrival refused (batch %s, session %s): %s", batch.pk, arrival.assignment_ref, check.reason
+        "%s arrival refused (batch %s, session %s): %s",
+        arrival.platform,
+        batch.pk,
+        arrival.assignment_ref,
+        refusal.reason,
     )
-    if check.verdict is sessions.Verdict.UNAVAILABLE:
-        raise Refused(
-            "We could not confirm your session with Prolific. Please try again in a minute.", status=409
-        )
-    raise Refused(
-        "Prolific does not confirm this session. Please open the study again from Prolific.", status=403
-    )
+    raise Refused(refusal.message, status=refusal.status)
 
 
 def admit_local(batch: Batch, worker: Optional[Worker]) -> Assignment:

@@ -91,6 +91,16 @@ def origin_of(url: str) -> str:
 
 
 @dataclass(frozen=True)
+class ArrivalRefusal:
+    """A platform's answer that it does not vouch for a new session: the HTTP status and the message the
+    worker sees, and the reason for the log."""
+
+    status: int
+    message: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class Finished:
     """What crowdqa stored about a submitted assignment that its platform's completion step needs.
 

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Optional
 
 from annotation.platforms import Platform
-from crowd.providers.arrival import Arrival, Completion, Finished, origin_of
+from crowd.providers.arrival import Arrival, ArrivalRefusal, Completion, Finished, origin_of
 from crowd.providers.costs import NO_FEES, FeeSchedule
 from crowd.providers.errors import ProviderConfigError
 from crowd.providers.webhooks import WebhookEvent
@@ -101,6 +101,13 @@ class PlatformTraits:
     @classmethod
     def completion(cls, finished: Finished, config: Mapping[str, Any]) -> Optional[Completion]:
         """Where a worker goes once their submission is stored; None: crowdqa thanks them itself."""
+        return None
+
+    @classmethod
+    def confirm_arrival(cls, arrival: Arrival, config: Mapping[str, Any]) -> Optional[ArrivalRefusal]:
+        """Why the platform does not vouch for a new session at arrival; None when it does, or when it
+        cannot tell yet (MTurk confirms an assignment only once it is submitted, so crowdqa asks it
+        before any money moves instead). Called before a new session is given a place."""
         return None
 
     @classmethod

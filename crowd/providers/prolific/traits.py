@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from annotation.platforms import Platform
-from crowd.providers.arrival import Arrival, Completion, Finished, required_parameter
+from crowd.providers.arrival import Arrival, ArrivalRefusal, Completion, Finished, required_parameter
 from crowd.providers.costs import FeeSchedule
 from crowd.providers.traits import PlatformTraits
 from crowd.providers.webhooks import WebhookEvent
@@ -83,6 +83,28 @@ class ProlificTraits(PlatformTraits):
             study_id,
             meta={"study_id": study_id},
         )
+
+    @classmethod
+    def confirm_arrival(cls, arrival: Arrival, config: Mapping[str, Any]) -> Optional[ArrivalRefusal]:
+        """Prolific vouches for a session at arrival: its API must show ``SESSION_ID`` as an ACTIVE
+        submission of that participant in that study (:mod:`crowd.providers.prolific.sessions`: bounded in
+        time, cached). Skipped without ``PROLIFIC_API_TOKEN`` (no study can be published without one).
+
+        Security behavior: a made-up session, another participant's or study's, or one no longer ACTIVE
+        -> 403; Prolific not answering -> 409 "try again in a minute" (fail safe: no place either way).
+        """
+        if not config.get("PROLIFIC_API_TOKEN"):
+            return None
+        from crowd.providers.prolific import sessions  # the HTTP client: only when a session arrives
+
+        check = sessions.confirm_session(config, arrival.hit_ref, arrival.worker_id, arrival.assignment_ref)
+        if check.verdict is sessions.Verdict.CONFIRMED:
+            return None
+        if check.verdict is sessions.Verdict.UNAVAILABLE:
+            message = "We could not confirm your session with Prolific. Please try again in a minute."
+            return ArrivalRefusal(409, message, check.reason)
+        message = "Prolific does not confirm this session. Please open the study again from Prolific."
+        return ArrivalRefusal(403, message, check.reason)
 
     @classmethod
     def completion(cls, finished: Finished, config: Mapping[str, Any]) -> Optional[Completion]:
