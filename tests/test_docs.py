@@ -195,13 +195,26 @@ def test_tables__have_no_giant_cells(path: Path) -> None:
 # --- the command reference ---------------------------------------------------------------------------
 
 
+def own_app_paths() -> dict[str, Path]:
+    """App name -> folder, for the apps whose code is this repository's.
+
+    A virtualenv made inside the checkout (as CI's set-up does) also lies under the repository, so its
+    installed apps (Django's own, axes, DRF) are told apart by their ``site-packages`` folder.
+    """
+    found = {}
+    for config in apps.get_app_configs():
+        path = Path(config.path).resolve()
+        if path.is_relative_to(REPO) and "site-packages" not in path.parts:
+            found[config.name] = path
+    return found
+
+
 def project_commands() -> dict[str, str]:
     """Command name -> app name, for the management commands of the apps in this repository."""
     commands = {}
-    for config in apps.get_app_configs():
-        if Path(config.path).resolve().is_relative_to(REPO):
-            for name in find_commands(str(Path(config.path) / "management")):
-                commands[name] = config.name
+    for app, path in own_app_paths().items():
+        for name in find_commands(str(path / "management")):
+            commands[name] = app
     return commands
 
 
@@ -350,11 +363,7 @@ def environment_variables(roots: Iterable[str]) -> dict[str, str]:
 
 def code_roots() -> list[str]:
     """The folders of the apps in this repository, and ``config``: what reads the environment."""
-    roots = {
-        str(Path(c.path).resolve().relative_to(REPO))
-        for c in apps.get_app_configs()
-        if Path(c.path).resolve().is_relative_to(REPO)
-    }
+    roots = {str(path.relative_to(REPO)) for path in own_app_paths().values()}
     return sorted(roots | {"config"})
 
 
