@@ -79,7 +79,7 @@ class EstimateSerializer(serializers.Serializer):
 
 
 class CostSerializer(serializers.Serializer):
-    """What a batch cost so far (``crowd.services.lifecycle.spent_cents``), in hundredths of its currency."""
+    """What a batch cost so far (``crowd.services.budget.spent_cents``), in hundredths of its currency."""
 
     rewards = serializers.IntegerField()
     bonuses = serializers.IntegerField()

@@ -1,8 +1,9 @@
 """The REST API's endpoints: corpora, batches, assignments and jobs, over the console's services.
 
-Every action goes through the service the console page calls (``NewBatchForm`` and
-``crowd.services.lifecycle`` for batches, ``crowd.services.review`` for decisions and bonuses), so the API
-holds no rule of its own: what the page refuses, the API refuses with 400 and the service's words.
+Every action goes through the service the console page calls (``NewBatchForm``,
+``crowd.services.launching`` and ``crowd.services.batch_status`` for batches, ``crowd.services.review``
+for decisions and bonuses), so the API holds no rule of its own: what the page refuses, the API refuses
+with 400 and the service's words.
 
 Security behavior: token (``Authorization: Token ...``) or session authentication (session requests that
 change anything need Django's CSRF token, as DRF's ``SessionAuthentication`` enforces); reads need the
@@ -35,16 +36,10 @@ from api import serializers as s
 from console.batch_form import NewBatchForm
 from console.progress import live_progress
 from console.review_views import outcome, plain
-from crowd.services.lifecycle import (
-    LifecycleError,
-    QualificationChoiceError,
-    change_status,
-    create_draft,
-    dry_run,
-    estimate_for,
-    qualification_options,
-    spent_cents,
-)
+from crowd.services.batch_status import change_status
+from crowd.services.budget import spent_cents
+from crowd.services.launching import QualificationChoiceError, create_draft, dry_run, qualification_options
+from crowd.services.lifecycle import LifecycleError, estimate_for
 from crowd.services.review import ReviewError, approve_assignment, bonus, reject_assignment
 from evaluation.models import BenchmarkRun
 from exports.models import Release

@@ -54,7 +54,8 @@ from annotation.services.batches import BatchSpec  # noqa: E402
 from crowd import tasks  # noqa: E402
 from crowd.models import Worker  # noqa: E402
 from crowd.providers import retries  # noqa: E402
-from crowd.services.lifecycle import LifecycleError, launch  # noqa: E402
+from crowd.services.launching import launch  # noqa: E402
+from crowd.services.lifecycle import LifecycleError  # noqa: E402
 from tests.fakes.fake_mturk_server import FakeMTurkServer  # noqa: E402
 from tests.fakes.fake_prolific_server import FakeProlific, FakeProlificServer  # noqa: E402
 from tests.fakes.faults import Faults  # noqa: E402

@@ -1,7 +1,7 @@
 """The "New batch" form: what ``launch_batch`` takes as options, as one validated web form.
 
 It turns typed values into the same :class:`annotation.services.batches.BatchSpec` the command builds
-(qualification choices through ``crowd.services.lifecycle.qualification_options``), so the page and the
+(qualification choices through ``crowd.services.launching.qualification_options``), so the page and the
 command create and publish batches through one service. Each bad value is reported on its own field.
 """
 

@@ -2,7 +2,7 @@
 
 Security behavior: the page and its actions need the researcher ``launch`` permission
 (:mod:`annotation.permissions`), with Django's CSRF protection. It creates batches only through
-``crowd.services.lifecycle`` (``dry_run`` for the estimate, ``create_draft`` for a draft, ``launch`` to
+``crowd.services.launching`` (``dry_run`` for the estimate, ``create_draft`` for a draft, ``launch`` to
 publish), the service the ``launch_batch`` command calls, so the budget cap and every check of the
 command hold here too. Publishing needs an estimate shown first: the Publish button appears only on the
 page that shows the estimate for exactly the values being published.
@@ -57,14 +57,14 @@ def fingerprint(data: Any) -> str:
 
 
 def _batch(request: HttpRequest, form: NewBatchForm, action: str, context: dict[str, Any]) -> HttpResponse:
-    from crowd.services.lifecycle import (
-        LifecycleError,
+    from crowd.services.launching import (
         QualificationChoiceError,
         create_draft,
         dry_run,
         launch,
         qualification_options,
     )
+    from crowd.services.lifecycle import LifecycleError
 
     data = form.cleaned_data
     try:

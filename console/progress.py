@@ -22,7 +22,7 @@ from annotation.hits.base import BuiltFrom
 from annotation.models import HIT, Assignment, Batch, QAPair
 from annotation.qc.common import problem_flags
 from crowd.providers.costs import format_money
-from crowd.services.lifecycle import spent_cents
+from crowd.services.budget import spent_cents
 
 MAX_HITS = 200
 """HIT rows sent per poll (the first by position); the totals always cover every HIT."""

@@ -201,7 +201,8 @@ def batch_status(request: HttpRequest, pk: int) -> HttpResponse:
 
     Security behavior: needs the ``manage`` permission and CSRF; a paused batch admits no new claims.
     """
-    from crowd.services.lifecycle import LifecycleError, change_status
+    from crowd.services.batch_status import change_status
+    from crowd.services.lifecycle import LifecycleError
 
     batch = get_object_or_404(Batch, pk=pk)
     try:

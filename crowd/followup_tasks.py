@@ -79,7 +79,8 @@ def create_validation_hit(pair_id: int) -> dict[str, Any]:
     platform refuses or the worker dies in between, the next sync publishes it (``publish_pending_hits``).
     """
     from annotation.models import QAPair
-    from crowd.services.lifecycle import LifecycleError, publish_pending_hits
+    from crowd.services.lifecycle import LifecycleError
+    from crowd.services.publishing import publish_pending_hits
     from crowd.services.validation_hits import on_question_accepted
 
     pair = QAPair.objects.select_related("assignment__hit__batch").get(pk=pair_id)

@@ -108,7 +108,7 @@ def check_can_work(batch: Batch, worker: Worker, resuming: bool = False) -> None
                 "You have reached the maximum number of QA pairs for this batch. Thank you!", status=409
             )
     if batch.budget_cap_cents is not None:
-        from crowd.services.lifecycle import budget_allows_one_more
+        from crowd.services.budget import budget_allows_one_more
 
         if not budget_allows_one_more(batch):
             raise Refused("This batch has used its budget; no more work is handed out.", status=409)

@@ -16,7 +16,8 @@ from django.db.models import Count
 from annotation.models import HIT, Assignment, Batch, QAPair
 from annotation.qc.common import problem_flags
 from crowd.providers.costs import effective_hourly_pay_cents
-from crowd.services.lifecycle import estimate_for, spent_cents
+from crowd.services.budget import spent_cents
+from crowd.services.lifecycle import estimate_for
 
 
 def _median(values: list[float]) -> Optional[float]:

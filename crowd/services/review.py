@@ -31,6 +31,7 @@ from crowd.providers.base import CrowdProvider, PaymentResult, PaymentStatus, Pu
 from crowd.providers.costs import bonus_fee_cents, check_budget, fees_for
 from crowd.providers.factory import get_provider
 from crowd.services import local_review
+from crowd.services.budget import spent_cents
 from crowd.services.ledger import (
     DbPaymentStore,
     LedgerError,
@@ -38,7 +39,8 @@ from crowd.services.ledger import (
     payment_claim,
     require_no_transaction,
 )
-from crowd.services.lifecycle import LifecycleError, provider_for, published_of, spent_cents
+from crowd.services.lifecycle import LifecycleError, provider_for
+from crowd.services.publishing import published_of
 from crowd.services.qualifications import qualify_worker
 
 logger = logging.getLogger(__name__)

@@ -31,20 +31,17 @@ from crowd.providers.base import PlatformSubmission, SubmissionStatus
 from crowd.providers.local.provider import NEUTRAL_STATUS
 from crowd.providers.traits import hosted_platforms, traits_for
 from crowd.services import local_review
-from crowd.services.lifecycle import (
-    NEEDS_ATTENTION,
-    LifecycleError,
-    enforce_budget,
-    follows_parent,
-    provider_for,
-    publish,
-    publish_pending_hits,
-    published_of,
-)
+from crowd.services.budget import enforce_budget
+from crowd.services.lifecycle import LifecycleError, provider_for
+from crowd.services.publishing import follows_parent, publish, publish_pending_hits, published_of
 from crowd.services.qualifications import qualify_worker, retry_pending_grants
 from crowd.services.review import NO_WORK_ON_FILE, record_approval
 
 logger = logging.getLogger(__name__)
+
+NEEDS_ATTENTION = "needs_attention"
+"""Sync's count naming a batch the platform no longer knows (its HITs or study are gone): the reason is
+kept in ``BatchPlatformState.attention_reason``."""
 
 SYNCABLE = (Batch.Status.PUBLISHED, Batch.Status.PAUSED, Batch.Status.COMPLETED)
 

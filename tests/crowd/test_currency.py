@@ -15,7 +15,8 @@ from annotation.services.batches import BatchSpec
 from console.review_views import outcome
 from crowd.models import Payment, Worker
 from crowd.providers.costs import format_money
-from crowd.services.lifecycle import LifecycleError, dry_run, launch
+from crowd.services.launching import dry_run, launch
+from crowd.services.lifecycle import LifecycleError
 from crowd.services.review import approve_assignment, bonus
 from crowd.services.sync import sync_batch
 from tests.crowd.conftest import answers_for

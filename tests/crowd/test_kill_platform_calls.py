@@ -24,7 +24,8 @@ from django.utils import timezone
 from annotation.models import Assignment, Batch
 from annotation.services.batches import BatchSpec
 from crowd.models import Payment
-from crowd.services.lifecycle import launch, publish
+from crowd.services.launching import launch
+from crowd.services.publishing import publish
 from crowd.services.sync import sync_batch
 from tests.crowd.conftest import answers_for
 from tests.integration.conftest import database_url

@@ -20,7 +20,9 @@ from annotation.services.batches import BatchSpec
 from crowd import tasks
 from crowd.models import BatchPlatformState
 from crowd.providers.prolific import api as prolific_api
-from crowd.services.lifecycle import LifecycleError, launch, publish
+from crowd.services.launching import launch
+from crowd.services.lifecycle import LifecycleError
+from crowd.services.publishing import publish
 from tests.factories import make_textbook
 from tests.fakes.faults import Faults
 

@@ -9,8 +9,10 @@ from annotation.models import Batch
 from annotation.services.batches import BatchSpec
 from crowd.models import BatchPlatformState, Payment
 from crowd.providers.base import PaymentStatus
+from crowd.services.batch_status import change_status
+from crowd.services.launching import launch
 from crowd.services.ledger import LedgerError
-from crowd.services.lifecycle import LifecycleError, change_status, launch
+from crowd.services.lifecycle import LifecycleError
 from crowd.services.review import ReviewError, approve_assignment, bonus, reject_assignment
 from crowd.services.sync import sync_batch
 from tests.crowd.conftest import answers_for

@@ -18,7 +18,7 @@ from annotation.models import Assignment, Batch
 from annotation.services.batches import BatchSpec
 from crowd.models import Payment, Worker
 from crowd.providers.base import PaymentStatus
-from crowd.services.lifecycle import launch
+from crowd.services.launching import launch
 from crowd.services.review import ReviewError, approve_assignment, bonus
 from crowd.services.sync import sync_batch
 from tests.crowd.conftest import answers_for

@@ -19,7 +19,10 @@ from annotation.models import Assignment, Batch, QAPair
 from annotation.services.batches import BatchSpec
 from crowd.models import BatchPlatformState, Payment
 from crowd.providers.base import PaymentStatus
-from crowd.services.lifecycle import LifecycleError, change_status, launch, publish
+from crowd.services.batch_status import change_status
+from crowd.services.launching import launch
+from crowd.services.lifecycle import LifecycleError
+from crowd.services.publishing import publish
 from crowd.services.review import approve_assignment, bonus, reject_assignment
 from crowd.services.sync import sync_batch
 from tests.crowd.conftest import answers_for

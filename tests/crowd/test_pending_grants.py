@@ -13,7 +13,7 @@ import pytest
 from annotation.models import Assignment
 from annotation.services.batches import BatchSpec
 from crowd.models import BatchPlatformState, Qualification
-from crowd.services.lifecycle import launch
+from crowd.services.launching import launch
 from crowd.services.review import approve_assignment
 from crowd.services.sync import sync_batch
 from crowd.tasks import sync_batches

@@ -15,7 +15,9 @@ from annotation.services.batches import BatchSpec
 from crowd.models import BatchPlatformState, Payment
 from crowd.providers.base import PaymentStatus
 from crowd.providers.mturk import errors
-from crowd.services.lifecycle import launch, publish, spent_cents
+from crowd.services.budget import spent_cents
+from crowd.services.launching import launch
+from crowd.services.publishing import publish
 from crowd.services.review import ReviewError, approve_assignment, bonus
 from crowd.services.sync import sync_batch
 from tests.crowd.conftest import answers_for

@@ -16,7 +16,8 @@ from annotation.services.batches import BatchSpec
 from crowd.models import BatchPlatformState, Payment, WebhookEvent
 from crowd.providers.base import PaymentStatus
 from crowd.providers.prolific.api import completion_url
-from crowd.services.lifecycle import change_status, launch
+from crowd.services.batch_status import change_status
+from crowd.services.launching import launch
 from crowd.services.review import ReviewError, approve_assignment, bonus, reject_assignment
 from tests.crowd.conftest import answers_for
 

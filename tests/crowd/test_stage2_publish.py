@@ -19,7 +19,9 @@ from annotation.services.batches import BatchSpec
 from crowd.followup_tasks import create_validation_hit
 from crowd.providers.base import PublishUnit
 from crowd.services import validation_hits
-from crowd.services.lifecycle import launch, provider_for, publish_pending_hits, publish_request, published_of
+from crowd.services.launching import launch
+from crowd.services.lifecycle import provider_for
+from crowd.services.publishing import publish_pending_hits, publish_request, published_of
 from crowd.services.review import approve_assignment
 from crowd.services.sync import batches_to_sync, sync_batch
 from crowd.services.validation_hits import on_question_accepted

@@ -20,7 +20,7 @@ from annotation.models import Assignment, Batch
 from annotation.services.batches import BatchSpec
 from crowd import tasks
 from crowd.models import BatchPlatformState, Qualification, Worker
-from crowd.services.lifecycle import launch
+from crowd.services.launching import launch
 from crowd.services.review import ReviewError, approve_assignment
 from crowd.services.sync import TransientSyncError, sync_batch
 from tests.crowd.conftest import answers_for

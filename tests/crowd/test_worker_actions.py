@@ -16,7 +16,7 @@ from django.core.management import CommandError, call_command
 from annotation.models import Assignment, Batch
 from annotation.services.batches import BatchSpec
 from crowd.models import Payment, Worker
-from crowd.services.lifecycle import launch
+from crowd.services.launching import launch
 from crowd.services.review import approve_assignment, bonus
 from crowd.services.sync import sync_batch
 from tests.crowd.conftest import answers_for

@@ -29,7 +29,9 @@ from annotation.services.batches import BatchSpec
 from config.broker import file_broker_options
 from config.celery import app as celery_app
 from crowd.models import Payment
-from crowd.services.lifecycle import launch, provider_for, published_of
+from crowd.services.launching import launch
+from crowd.services.lifecycle import provider_for
+from crowd.services.publishing import published_of
 from crowd.services.review import approve_assignment
 from crowd.tasks import sync_batches
 from tests.crowd import conftest as _crowd

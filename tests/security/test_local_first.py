@@ -15,7 +15,7 @@ from django.test import Client
 from annotation.models import Assignment
 from annotation.services.batches import BatchSpec
 from crowd.models import Payment, Worker
-from crowd.services.lifecycle import launch
+from crowd.services.launching import launch
 from crowd.services.review import (
     ReviewError,
     approve_assignment,

@@ -15,7 +15,7 @@ from django.test import Client
 from annotation.models import Assignment
 from annotation.services.batches import BatchSpec
 from crowd.models import Payment
-from crowd.services.lifecycle import launch
+from crowd.services.launching import launch
 from crowd.services.review import PLATFORM_CHECK, ReviewError, approve_assignment, bonus, reject_assignment
 from tests.crowd.conftest import answers_for
 from tests.factories import make_researcher, make_textbook

@@ -14,14 +14,14 @@ from config.commands import JsonCommand
 from crowd.providers import retries
 from crowd.providers.base import PublishedUnit, PublishListener
 from crowd.providers.costs import format_money
-from crowd.services.lifecycle import (
-    LifecycleError,
+from crowd.services.launching import (
     QualificationChoiceError,
     dry_run,
     launch,
     qualification_options,
     unfinished_launch,
 )
+from crowd.services.lifecycle import LifecycleError
 
 
 class _Progress(PublishListener):
