@@ -38,7 +38,8 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from load_vs_turkle import (  # noqa: E402
+from load_crowdqa_setup import sciq_items  # noqa: E402
+from load_processes import (  # noqa: E402
     children,
     database_url,
     drop_databases,
@@ -47,7 +48,6 @@ from load_vs_turkle import (  # noqa: E402
     process_cpu,
     recreate_databases,
     rss_mb,
-    sciq_items,
     start,
 )
 

@@ -42,22 +42,30 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import secrets
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from contextlib import ExitStack
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
+
+from load_crowdqa_setup import owed_followups, sciq_items, setup_crowdqa, stored_crowdqa
+from load_processes import (
+    CpuMeter,
+    children,
+    database_url,
+    drop_databases,
+    free_port,
+    postmaster_pid,
+    recreate_databases,
+    rss_mb,
+    start,
+    wait_ready,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -75,261 +83,6 @@ ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
 DATABASES = {{"default": {{"ENGINE": "django.db.backends.postgresql", "NAME": {name!r}, "USER": {user!r},
               "PASSWORD": {password!r}, "HOST": {host!r}, "PORT": {port!r}, "CONN_MAX_AGE": {conn_max_age}}}}}
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def database_url(base: str, name: str) -> str:
-    parts = urlsplit(base)
-    return urlunsplit(parts._replace(path=f"/{name}"))
-
-
-def recreate_databases(base: str, names: list[str]) -> None:
-    """Drop and create the benchmark's own databases on ``base``'s server."""
-    import psycopg
-
-    with psycopg.connect(database_url(base, "postgres"), autocommit=True) as conn:
-        for name in names:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            conn.execute(f'CREATE DATABASE "{name}"')
-
-
-def drop_databases(base: str, names: list[str]) -> None:
-    import psycopg
-
-    with psycopg.connect(database_url(base, "postgres"), autocommit=True) as conn:
-        for name in names:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def sciq_items(root: Path, needed: int, at_least: int = 0) -> list[tuple[str, str, str]]:
-    """(passage, question, answer) of real SciQ items with 60-100-word passages that pass SciQ QC.
-
-    At most ``needed``; fewer are enough when at least ``at_least`` exist (a round then reuses them in
-    several corpora).
-    """
-    from annotation.hits.sciq_question import QC_OPTIONS
-    from annotation.importers.mcq import read_sciq
-    from annotation.qc.common import ERROR
-    from annotation.qc.sciq import SciQItem, check_item
-
-    items: dict[str, tuple[str, str, str]] = {}
-    for record in read_sciq(root):
-        passage = " ".join(record.passage.split())
-        if passage in items or not 60 <= len(passage.split()) <= 100:
-            continue
-        qc = check_item(
-            SciQItem(id="x", question=record.question, answer=record.answer, passage=passage), QC_OPTIONS
-        )
-        if any(issue.severity == ERROR for issue in qc.issues):
-            continue
-        items[passage] = (passage, record.question.strip(), record.answer.strip())
-    if len(items) < max(at_least, min(needed, 3)):
-        sys.exit(f"only {len(items)} usable SciQ passages, {at_least or needed} needed: lower --users")
-    return list(items.values())[:needed]
-
-
-def setup_crowdqa(rounds: int, users: int, hits: int, items: list[tuple[str, str, str]], out: Path) -> list:
-    """crowdqa's HITs, workers and claims for every round; returns the HIT contents per round and user.
-
-    One published local batch per corpus, as many corpora per round as the HITs need (a passage is
-    used once per corpus; the corpora ``load-<round>-<chunk>`` reuse the same passages). Each HIT is held
-    by its own worker (a local worker holds one HIT per batch), with consent given; the assignment rows
-    are the ones a claim creates (``assigning.claim_next``), written in bulk.
-    """
-    import django
-
-    django.setup()
-    from django.utils import timezone
-
-    from annotation.models import Assignment
-    from annotation.platforms import Platform
-    from annotation.services.batches import BatchSpec, create_batch
-    from crowd.models import Consent, Worker, pseudonym_for
-    from tests.factories import make_textbook
-    from worker import hit_links
-
-    by_text = {p: (q, a) for p, q, a in items}
-    contents = []
-    per_corpus = len(items) // 3
-    for number in range(rounds):
-        held: list = []
-        assignments: list = []
-        chunk = 0
-        while len(held) < users * hits:
-            corpus = make_textbook(f"load-{number}-{chunk}", (text for text, _, _ in items))
-            limit = min(per_corpus, users * hits - len(held))
-            batch = create_batch(BatchSpec(kind="sciq_question", corpus=corpus.name, limit=limit))
-            batch.publish()
-            workers = Worker.objects.bulk_create(
-                Worker(
-                    platform=Platform.LOCAL,
-                    platform_id=f"load-{number}-{chunk}-{i}",
-                    pseudonym=pseudonym_for("local", f"load-{number}-{chunk}-{i}"),
-                )
-                for i in range(limit)
-            )
-            Consent.objects.bulk_create(Consent(worker=w, batch=batch) for w in workers)
-            expires = timezone.now() + timedelta(minutes=batch.time_limit_minutes)
-            hits_now = list(batch.hits.order_by("position").prefetch_related("passages"))
-            held += hits_now
-            assignments += Assignment.objects.bulk_create(
-                Assignment(hit=h, worker=w, expires_at=expires)
-                for h, w in zip(hits_now, workers, strict=True)
-            )
-            chunk += 1
-        plan_users, round_contents = [], []
-        for u in range(users):
-            queue, shown = [], []
-            mine = slice(u * hits, (u + 1) * hits)
-            for hit, assignment in zip(held[mine], assignments[mine], strict=True):
-                passages = sorted(hit.passages.all(), key=lambda p: p.pk)
-                question, answer = by_text[passages[0].text]
-                url = hit_links.url_for(assignment)
-                queue.append(
-                    {
-                        "page": [url],
-                        "submit": url,
-                        "form": {"passage": str(passages[0].pk), "question": question, "answer": answer},
-                        "accept_status": [200],
-                        "accept_text": "Thank you",
-                    }
-                )
-                shown.append({"passages": [p.text for p in passages], "question": question, "answer": answer})
-            plan_users.append(queue)
-            round_contents.append(shown)
-        (out / f"crowdqa-{number}.json").write_text(json.dumps({"users": plan_users}))
-        contents.append(round_contents)
-    return contents
-
-
-def stored_crowdqa() -> dict[str, int]:
-    from django.db.models import Count
-
-    from annotation.models import QAPair
-
-    stored: dict[str, int] = {}
-    for name, count in QAPair.objects.order_by().values_list("corpus__name").annotate(n=Count("pk")):
-        key = f"round-{name.split('-')[1]}"
-        stored[key] = stored.get(key, 0) + count
-    return stored
-
-
-def owed_followups(number: int) -> int:
-    """Submissions of crowdqa's round ``number`` whose after-submission job has not run yet."""
-    from annotation.models import Assignment
-
-    return Assignment.objects.filter(
-        hit__batch__corpus__name__startswith=f"load-{number}-",
-        submitted_at__isnull=False,
-        followed_up_at__isnull=True,
-    ).count()
-
-
-def children(pid: int) -> list[int]:
-    path = Path(f"/proc/{pid}/task/{pid}/children")
-    return [int(p) for p in path.read_text().split()] if path.exists() else []
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def wait_ready(url: str, seconds: float = 120.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(url, timeout=5).read()
-            return
-        except urllib.error.HTTPError:
-            return
-        except OSError:
-            time.sleep(0.3)
-    sys.exit(f"server did not answer {url}")
-
-
-def start(
-    stack: ExitStack, command: list[str], cwd: Path, env: dict[str, str], log: Path
-) -> subprocess.Popen:
-    handle = stack.enter_context(log.open("wb"))
-    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=handle, stderr=subprocess.STDOUT)
-
-    def stop() -> None:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-
-    stack.callback(stop)
-    return process
-
-
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def process_cpu(pid: int, waited_children: bool = False) -> float:
-    """CPU seconds (user + system) of a process, plus those of its exited, reaped children if asked."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:  # the process ended between listing and reading
-        return 0.0
-    used = int(fields[11]) + int(fields[12])  # utime, stime
-    if waited_children:
-        used += int(fields[13]) + int(fields[14])  # cutime, cstime
-    return used / TICKS
-
-
-def machine_busy() -> float:
-    """CPU seconds the whole machine spent busy (all cores, everything but idle and iowait)."""
-    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    return (sum(values) - values[3] - values[4]) / TICKS
-
-
-def postmaster_pid(url: str) -> int:
-    """The PostgreSQL server process (the parent of this connection's backend), on this machine."""
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
-    return int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
-
-
-class CpuMeter:
-    """CPU spent during a round by the system's web workers, the database server and the load generator.
-
-    The database's share counts every PostgreSQL process, including backends that ended during the
-    round (their time is added to the server process's reaped-children total), so a system that opens a
-    connection per request is charged for it. Only one system runs at a time, so the server's work in a
-    round is that system's.
-    """
-
-    def __init__(self, web_master: int, postmaster: int, celery: int = 0) -> None:
-        self.web_master, self.postmaster, self.celery = web_master, postmaster, celery
-
-    def snapshot(self) -> dict[str, float]:
-        generator = resource.getrusage(resource.RUSAGE_CHILDREN)
-        celery = 0.0
-        if self.celery:
-            celery = process_cpu(self.celery, waited_children=True) + sum(
-                process_cpu(p) for p in children(self.celery)
-            )
-        return {
-            "web": sum(process_cpu(p) for p in children(self.web_master)),
-            "celery": celery,
-            "database": process_cpu(self.postmaster, waited_children=True)
-            + sum(process_cpu(p) for p in children(self.postmaster)),
-            "load generator": generator.ru_utime + generator.ru_stime,
-            "machine": machine_busy(),
-        }
 
 
 def percentile(values: list[float], q: float) -> float:
