@@ -256,44 +256,67 @@ def _is_record_array(path: Path) -> bool:
         return False
 
 
-def _fields(path: Path) -> Iterator[tuple[int, Optional[str], str]]:
+Field = tuple[int, Optional[str], str]
+"""``(line or row, column, text)`` of one string value of a release file (no column in plain text)."""
+
+
+def _parquet_fields(path: Path) -> Iterator[Field]:
+    """A Parquet file's string values column by column (a list of strings is one value)."""
+    import pyarrow.parquet as pq  # only release files need it; crowd.models imports this module
+
+    parquet = pq.ParquetFile(path)
+    for name in parquet.schema_arrow.names:
+        row = 0
+        for batch in parquet.iter_batches(columns=[name]):
+            for value in batch.column(0).to_pylist():
+                row += 1
+                if isinstance(value, list):
+                    value = "\n".join(v for v in value if isinstance(v, str))
+                if isinstance(value, str):
+                    yield row, name, value
+
+
+def _csv_fields(path: Path) -> Iterator[Field]:
+    """A CSV file's cells, named by the header."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, [])
+        for row_number, row in enumerate(reader, start=1):
+            for column, value in zip(header, row, strict=False):
+                yield row_number, column, value
+
+
+def _jsonl_fields(path: Path) -> Iterator[Field]:
+    """A JSONL file's values per line and key."""
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            for column, value in json.loads(line).items():
+                if isinstance(value, (list, dict)):
+                    # Nested values (e.g. suggestions_{split}.jsonl's lists of objects) are scanned too.
+                    value = "\n".join(_strings(value))
+                if isinstance(value, str):
+                    yield number, column, value
+
+
+def _json_array_fields(path: Path) -> Iterator[Field]:
+    """A JSON array of objects (the original datasets' split files): scanned per field, like JSONL."""
+    for number, record in enumerate(_json_array_items(path), start=1):
+        for column, value in record.items():
+            text = "\n".join(_strings(value))
+            if text:
+                yield number, column, text
+
+
+def _fields(path: Path) -> Iterator[Field]:
     """Yield ``(line or row, column, text)`` for every string value of a release file."""
     if path.suffix == ".parquet":
-        import pyarrow.parquet as pq  # only release files need it; crowd.models imports this module
-
-        parquet = pq.ParquetFile(path)
-        for name in parquet.schema_arrow.names:
-            row = 0
-            for batch in parquet.iter_batches(columns=[name]):
-                for value in batch.column(0).to_pylist():
-                    row += 1
-                    if isinstance(value, list):
-                        value = "\n".join(v for v in value if isinstance(v, str))
-                    if isinstance(value, str):
-                        yield row, name, value
+        yield from _parquet_fields(path)
     elif path.suffix == ".csv":
-        with path.open(encoding="utf-8", newline="") as handle:
-            reader = csv.reader(handle)
-            header = next(reader, [])
-            for row_number, row in enumerate(reader, start=1):
-                for column, value in zip(header, row, strict=False):
-                    yield row_number, column, value
+        yield from _csv_fields(path)
     elif path.suffix == ".jsonl":
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                for column, value in json.loads(line).items():
-                    if isinstance(value, (list, dict)):
-                        # Nested values (e.g. suggestions_{split}.jsonl's lists of objects) are scanned too.
-                        value = "\n".join(_strings(value))
-                    if isinstance(value, str):
-                        yield number, column, value
+        yield from _jsonl_fields(path)
     elif path.suffix == ".json" and _is_record_array(path):
-        # A JSON array of objects (the original datasets' split files): scanned per field, like JSONL.
-        for number, record in enumerate(_json_array_items(path), start=1):
-            for column, value in record.items():
-                text = "\n".join(_strings(value))
-                if text:
-                    yield number, column, text
+        yield from _json_array_fields(path)
     elif path.suffix in TEXT_SUFFIXES:
         for number, text in enumerate(_decode_text(path.read_bytes()).splitlines(), start=1):
             yield number, None, text

@@ -269,6 +269,104 @@ def group_split(
     return result
 
 
+class _Placement:
+    """Per-split stratum counts and sizes while the groups are placed, priced by the objective.
+
+    Why: the greedy placement and both local-search moves read and change the same rows; keeping them
+    here lets each step be a method of its own.
+    """
+
+    def __init__(self, objective: _Objective, strata: int) -> None:
+        self.objective = objective
+        self.rows = [[0] * strata for _ in SPLITS]
+        self.sizes = [0] * len(SPLITS)
+
+    def add(self, s: int, vec: list[int], sign: int) -> None:
+        for t, c in enumerate(vec):
+            self.rows[s][t] += sign * c
+        self.sizes[s] += sign * sum(vec)
+
+    def term(self, s: int) -> float:
+        return self.objective.term(s, self.rows[s], self.sizes[s])
+
+    def moved_terms(self, s: int, vec: list[int], sign: int) -> float:
+        row = [a + sign * b for a, b in zip(self.rows[s], vec, strict=False)]
+        return self.objective.term(s, row, self.sizes[s] + sign * sum(vec))
+
+    def best_split(self, vec: list[int]) -> int:
+        """The split whose objective grows least when a group of counts ``vec`` joins it."""
+        best, best_delta = 0, float("inf")
+        for s in range(len(SPLITS)):
+            delta = self.moved_terms(s, vec, 1) - self.term(s)
+            if delta < best_delta - 1e-15:
+                best, best_delta = s, delta
+        return best
+
+    def move_pass(self, order: list[str], vectors: Mapping[str, list[int]], where: dict[str, int]) -> float:
+        """Move each group to the first other split that lowers the objective; the total gain."""
+        gain = 0.0
+        for doc in order:
+            vec, a = vectors[doc], where[doc]
+            base_a = self.term(a)
+            for b in range(len(SPLITS)):
+                if b == a:
+                    continue
+                delta = self.moved_terms(a, vec, -1) + self.moved_terms(b, vec, 1) - base_a - self.term(b)
+                if delta < -1e-15:
+                    self.add(a, vec, -1)
+                    self.add(b, vec, 1)
+                    where[doc] = b
+                    gain -= delta
+                    break
+        return gain
+
+    def swap_gain(self, a: int, b: int, va: list[int], vb: list[int]) -> float:
+        """How much swapping a group of counts ``va`` in split ``a`` with one of ``vb`` in ``b`` lowers the
+        objective (0 when the two groups have the same counts)."""
+        diff = [x - y for x, y in zip(va, vb, strict=False)]
+        n_diff = sum(diff)
+        if n_diff == 0 and all(x == 0 for x in diff):
+            return 0.0
+        row_a = [r - d for r, d in zip(self.rows[a], diff, strict=False)]
+        row_b = [r + d for r, d in zip(self.rows[b], diff, strict=False)]
+        delta = (
+            self.objective.term(a, row_a, self.sizes[a] - n_diff)
+            + self.objective.term(b, row_b, self.sizes[b] + n_diff)
+            - self.term(a)
+            - self.term(b)
+        )
+        return -delta
+
+    def swap_pass(
+        self,
+        order: list[str],
+        free: list[str],
+        vectors: Mapping[str, list[int]],
+        where: dict[str, int],
+        rng: random.Random,
+        partners_per_group: int,
+        gain: float = 0.0,
+    ) -> float:
+        """Swap each group with the first sampled partner of another split that lowers the objective;
+        ``gain`` plus the gain of the swaps."""
+        for doc in order:
+            a = where[doc]
+            partners = [d for d in rng.sample(free, min(partners_per_group, len(free))) if where[d] != a]
+            for other in partners:
+                b = where[other]
+                va, vb = vectors[doc], vectors[other]
+                saved = self.swap_gain(a, b, va, vb)
+                if saved > 1e-15:
+                    self.add(a, va, -1)
+                    self.add(b, vb, -1)
+                    self.add(b, va, 1)
+                    self.add(a, vb, 1)
+                    where[doc], where[other] = b, a
+                    gain += saved
+                    break
+        return gain
+
+
 def group_split_groups(
     groups: Mapping[str, GroupStats],
     *,
@@ -307,23 +405,16 @@ def group_split_groups(
     objective = _Objective(
         [target[s] for s in SPLITS], [overall[t] / total for t in strata], total, type_weight
     )
-
-    rows = [[0] * len(strata) for _ in SPLITS]
-    sizes = [0] * len(SPLITS)
+    placement = _Placement(objective, len(strata))
     split_index = {s: i for i, s in enumerate(SPLITS)}
 
-    def add(s: int, vec: list[int], sign: int) -> None:
-        for t, c in enumerate(vec):
-            rows[s][t] += sign * c
-        sizes[s] += sign * sum(vec)
-
     for doc, split in pinned.items():
-        add(split_index[split], groups[doc].vector(strata), 1)
+        placement.add(split_index[split], groups[doc].vector(strata), 1)
     shared = _shared_groups(groups, previous)
     for doc in shared:
         for (split, stratum), n in groups[doc].previous_strata.items():
-            rows[split_index[split]][index[stratum]] += n
-            sizes[split_index[split]] += n
+            placement.rows[split_index[split]][index[stratum]] += n
+            placement.sizes[split_index[split]] += n
 
     rng = random.Random(seed)
     free = sorted(doc for doc in groups if doc not in pinned and doc not in shared)
@@ -331,20 +422,9 @@ def group_split_groups(
     free.sort(key=lambda d: groups[d].size, reverse=True)  # stable: ties keep the seeded order
     vectors = {doc: groups[doc].vector(strata) for doc in free}
     where: dict[str, int] = {}
-
-    def moved_terms(s: int, vec: list[int], sign: int) -> float:
-        row = [a + sign * b for a, b in zip(rows[s], vec, strict=False)]
-        return objective.term(s, row, sizes[s] + sign * sum(vec))
-
     for doc in free:
-        vec = vectors[doc]
-        best, best_delta = 0, float("inf")
-        for s in range(len(SPLITS)):
-            delta = moved_terms(s, vec, 1) - objective.term(s, rows[s], sizes[s])
-            if delta < best_delta - 1e-15:
-                best, best_delta = s, delta
-        add(best, vec, 1)
-        where[doc] = best
+        where[doc] = placement.best_split(vectors[doc])
+        placement.add(where[doc], vectors[doc], 1)
 
     # Local search: move one group, or swap two groups of different splits, while a pass still gains
     # more than one item's worth of size error. Swap partners are sampled, and fewer per group when
@@ -352,49 +432,10 @@ def group_split_groups(
     min_gain = 1.0 / total**2
     partners_per_group = max(2, min(swap_candidates, 200_000 // max(1, len(free))))
     for _ in range(max_passes):
-        gain = 0.0
         order = list(free)
         rng.shuffle(order)
-        for doc in order:
-            vec, a = vectors[doc], where[doc]
-            base_a = objective.term(a, rows[a], sizes[a])
-            for b in range(len(SPLITS)):
-                if b == a:
-                    continue
-                base_b = objective.term(b, rows[b], sizes[b])
-                delta = moved_terms(a, vec, -1) + moved_terms(b, vec, 1) - base_a - base_b
-                if delta < -1e-15:
-                    add(a, vec, -1)
-                    add(b, vec, 1)
-                    where[doc] = b
-                    gain -= delta
-                    break
-        for doc in order:
-            a = where[doc]
-            partners = [d for d in rng.sample(free, min(partners_per_group, len(free))) if where[d] != a]
-            for other in partners:
-                b = where[other]
-                va, vb = vectors[doc], vectors[other]
-                diff = [x - y for x, y in zip(va, vb, strict=False)]
-                n_diff = sum(diff)
-                if n_diff == 0 and all(x == 0 for x in diff):
-                    continue
-                row_a = [r - d for r, d in zip(rows[a], diff, strict=False)]
-                row_b = [r + d for r, d in zip(rows[b], diff, strict=False)]
-                delta = (
-                    objective.term(a, row_a, sizes[a] - n_diff)
-                    + objective.term(b, row_b, sizes[b] + n_diff)
-                    - objective.term(a, rows[a], sizes[a])
-                    - objective.term(b, rows[b], sizes[b])
-                )
-                if delta < -1e-15:
-                    add(a, va, -1)
-                    add(b, vb, -1)
-                    add(b, va, 1)
-                    add(a, vb, 1)
-                    where[doc], where[other] = b, a
-                    gain -= delta
-                    break
+        gain = placement.move_pass(order, vectors, where)
+        gain = placement.swap_pass(order, free, vectors, where, rng, partners_per_group, gain)
         if gain < min_gain:
             break
 

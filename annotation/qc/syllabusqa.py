@@ -229,6 +229,94 @@ def _count_check(kind: str, code: str, field_name: str, count: int, limits: tupl
     return [issue(code, field_name, f"{count} {kind} given, expected {expected}")]
 
 
+def _profanity_issues(
+    pair: SyllabusQAPair, options: SyllabusQAOptions, profanity_score: Optional[float | Mapping[str, float]]
+) -> list[QCIssue]:
+    """One ``profanity`` issue per text column that scores over the threshold (or is on the word list)."""
+    texts = text_columns(pair)
+    if profanity_score is None:
+        scores: Mapping[str, float] = profanity_by_column([pair])[0]
+    elif isinstance(profanity_score, Mapping):
+        scores = profanity_score
+    else:
+        scores = dict.fromkeys(texts, float(profanity_score))
+    issues = []
+    for name, text in texts.items():
+        score = scores.get(name, 0.0)
+        if is_profane(score, text, options.profanity_threshold, options.profanity_wordlist):
+            issues.append(issue("profanity", name, f"offensive language (score {score:.2f})"))
+    return issues
+
+
+def _span_issues(
+    pair: SyllabusQAPair,
+    spans: list[str],
+    document: Optional[str | NormalizedDocument],
+    options: SyllabusQAOptions,
+) -> tuple[list[SpanMatch], list[QCIssue]]:
+    """The answer spans located in the syllabus, and a ``span_not_in_document`` issue for each one missing."""
+    if not spans:
+        return [], []
+    if document is None:
+        logger.warning("QA pair %s: syllabus %r not given; span check skipped", pair.id, pair.syllabus_name)
+        return [], []
+    matches = locate_spans(pair.answer_spans, document, options.max_span_edits)
+    issues = [
+        issue(
+            "span_not_in_document",
+            f"span-{match.index}",
+            f"answer span {match.index + 1} not found in syllabus {pair.syllabus_name!r}: "
+            f"{match.original[:80]!r}",
+        )
+        for match in matches
+        if match.status == NOT_FOUND
+    ]
+    return matches, issues
+
+
+def _answer_form(qtype: str, answer: str) -> tuple[str, list[QCIssue]]:
+    """The normalised answer of a yes/no or no-answer question, with the issues its form raises."""
+    if qtype == "yes/no":
+        yes_no = normalize_yes_no(answer)
+        if yes_no is None:
+            # Not fixable by normalisation, so the worker must fix it: an error, not a "fixed" flag.
+            message = f"answer does not start with yes/no: {answer[:80]!r}"
+            return answer, [QCIssue("yes_no_answer_not_single_word", ERROR, "answer", message)]
+        if word_count(answer) > 1:
+            return yes_no, [
+                issue("yes_no_answer_not_single_word", "answer", f"normalised {answer[:80]!r} to {yes_no!r}")
+            ]
+        return yes_no, []
+    if qtype == "no answer":
+        if answer and fold(answer) != fold(NO_ANSWER):
+            return NO_ANSWER, [
+                issue("adversarial_answer", "answer", f"normalised {answer[:80]!r} to {NO_ANSWER!r}")
+            ]
+        return NO_ANSWER, []
+    return answer, []
+
+
+def _length_issues(
+    pair: SyllabusQAPair, qtype: str, answer: str, options: SyllabusQAOptions
+) -> list[QCIssue]:
+    """``too_short`` issues of the question, the answer and each reasoning step."""
+    issues: list[QCIssue] = []
+    if word_count(pair.question) < options.min_question_words:
+        issues.append(
+            issue("too_short", "question", f"question has fewer than {options.min_question_words} words")
+        )
+    if qtype != "no answer" and not answer:
+        issues.append(issue("too_short", "answer", "answer is empty"))
+    elif qtype not in ("yes/no", "no answer") and authors_word_count(pair.answer) < options.min_answer_words:
+        message = f"answer has fewer than {options.min_answer_words} words: {answer[:80]!r}"
+        issues.append(QCIssue("too_short", REVIEW, "answer", message))
+    for j, step in enumerate(pair.reasoning_steps):
+        if step and step.strip() and authors_word_count(step) < options.min_answer_words:
+            message = f"reasoning step {j + 1} has fewer than {options.min_answer_words} words: {step[:80]!r}"
+            issues.append(QCIssue("too_short", REVIEW, f"step-{j}", message))
+    return issues
+
+
 def check_pair(
     pair: SyllabusQAPair,
     document: Optional[str | NormalizedDocument],
@@ -259,24 +347,13 @@ def check_pair(
         )
     issues: list[QCIssue] = []
     answer = pair.answer.strip()
-    normalized = answer
 
     if is_pii_request(pair.question):
         issues.append(
             issue("pii_request", "question", f"question asks for personal information: {pair.question!r}")
         )
     if options.check_profanity:
-        texts = text_columns(pair)
-        if profanity_score is None:
-            scores: Mapping[str, float] = profanity_by_column([pair])[0]
-        elif isinstance(profanity_score, Mapping):
-            scores = profanity_score
-        else:
-            scores = dict.fromkeys(texts, float(profanity_score))
-        for name, text in texts.items():
-            score = scores.get(name, 0.0)
-            if is_profane(score, text, options.profanity_threshold, options.profanity_wordlist):
-                issues.append(issue("profanity", name, f"offensive language (score {score:.2f})"))
+        issues += _profanity_issues(pair, options, profanity_score)
 
     spans = [s for s in pair.answer_spans if s and s.strip()]
     steps = [s for s in pair.reasoning_steps if s and s.strip()]
@@ -284,57 +361,11 @@ def check_pair(
     issues += _count_check(
         "reasoning steps", "reasoning_step_count", "step-0", len(steps), STEP_LIMITS.get(qtype, (0, 0))
     )
-
-    matches: list[SpanMatch] = []
-    if spans and document is None:
-        logger.warning("QA pair %s: syllabus %r not given; span check skipped", pair.id, pair.syllabus_name)
-    elif spans and document is not None:
-        matches = locate_spans(pair.answer_spans, document, options.max_span_edits)
-        for match in matches:
-            if match.status == NOT_FOUND:
-                issues.append(
-                    issue(
-                        "span_not_in_document",
-                        f"span-{match.index}",
-                        f"answer span {match.index + 1} not found in syllabus {pair.syllabus_name!r}: "
-                        f"{match.original[:80]!r}",
-                    )
-                )
-
-    if qtype == "yes/no":
-        yes_no = normalize_yes_no(answer)
-        if yes_no is None:
-            # Not fixable by normalisation, so the worker must fix it: an error, not a "fixed" flag.
-            message = f"answer does not start with yes/no: {answer[:80]!r}"
-            issues.append(QCIssue("yes_no_answer_not_single_word", ERROR, "answer", message))
-        else:
-            if word_count(answer) > 1:
-                issues.append(
-                    issue(
-                        "yes_no_answer_not_single_word", "answer", f"normalised {answer[:80]!r} to {yes_no!r}"
-                    )
-                )
-            normalized = yes_no
-    elif qtype == "no answer":
-        if answer and fold(answer) != fold(NO_ANSWER):
-            issues.append(
-                issue("adversarial_answer", "answer", f"normalised {answer[:80]!r} to {NO_ANSWER!r}")
-            )
-        normalized = NO_ANSWER
-
-    if word_count(pair.question) < options.min_question_words:
-        issues.append(
-            issue("too_short", "question", f"question has fewer than {options.min_question_words} words")
-        )
-    if qtype != "no answer" and not answer:
-        issues.append(issue("too_short", "answer", "answer is empty"))
-    elif qtype not in ("yes/no", "no answer") and authors_word_count(pair.answer) < options.min_answer_words:
-        message = f"answer has fewer than {options.min_answer_words} words: {answer[:80]!r}"
-        issues.append(QCIssue("too_short", REVIEW, "answer", message))
-    for j, step in enumerate(pair.reasoning_steps):
-        if step and step.strip() and authors_word_count(step) < options.min_answer_words:
-            message = f"reasoning step {j + 1} has fewer than {options.min_answer_words} words: {step[:80]!r}"
-            issues.append(QCIssue("too_short", REVIEW, f"step-{j}", message))
+    matches, found = _span_issues(pair, spans, document, options)
+    issues += found
+    normalized, form = _answer_form(qtype, answer)
+    issues += form
+    issues += _length_issues(pair, qtype, answer, options)
 
     return SyllabusQAResult(
         id=pair.id,
