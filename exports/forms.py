@@ -8,6 +8,8 @@ from django import forms
 from django.conf import settings
 
 from annotation.models import Batch, Corpus
+from crowd.aggregation import DAWID_SKENE, MACE_METHOD, MAJORITY
+from exports.dataset import NO_AGGREGATION
 from exports.services.exporting import ExportRequest, ExportRequestError, validate_request
 
 FORMATS = ExportRequest.formats
@@ -22,7 +24,16 @@ ERROR_FIELDS = {
     "ratios": "ratio_train",
     "formats": "formats",
     "publish": "publish",
+    "aggregation": "aggregation",
 }
+
+#: The stage-2 choices of the form: how a SciQ question's validations decide whether it is released.
+AGGREGATION_CHOICES = [
+    (DAWID_SKENE, "Dawid-Skene: the validators' verdict, each weighted by how reliable they are"),
+    (MAJORITY, "Majority vote of the validators"),
+    (MACE_METHOD, "MACE: like Dawid-Skene, discounting validators who answer at random"),
+    (NO_AGGREGATION, "Keep every validated question (flags do not leave a question out)"),
+]
 
 
 class ReleaseForm(forms.Form):
@@ -47,6 +58,15 @@ class ReleaseForm(forms.Form):
         required=False, label="Keep each item in the split of its source release (original splits)"
     )
     seed = forms.IntegerField(initial=0, min_value=0, max_value=2**31 - 1)
+    aggregation = forms.ChoiceField(
+        choices=AGGREGATION_CHOICES,
+        initial=DAWID_SKENE,
+        required=False,  # a form posted without it (a script, an older page) gets the default
+        widget=forms.RadioSelect,
+        label="Stage-2 validation",
+        help_text="SciQ questions whose stage-2 validators flag them (ungrammatical, false answer, "
+        "unrelated, too specific) are left out by this verdict. Other pairs are not affected.",
+    )
     formats = forms.MultipleChoiceField(
         choices=[(f, f) for f in FORMATS], initial=list(FORMATS), widget=forms.CheckboxSelectMultiple
     )
@@ -97,6 +117,7 @@ class ReleaseForm(forms.Form):
                 line.strip() for line in (data.get("privacy_allow") or "").splitlines() if line.strip()
             ),
             publish=(data.get("publish") or "").strip(),
+            aggregation=data.get("aggregation") or DAWID_SKENE,
         )
         if by_corpus and not request.corpus:
             self.add_error("corpus", "Choose the corpus to export.")

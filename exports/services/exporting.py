@@ -277,19 +277,45 @@ def _source(request: ExportRequest) -> tuple[Optional[Corpus], list[Batch]]:
     return None, batches
 
 
+def _nothing_to_export(request: ExportRequest, aggregation: dict[str, Any]) -> ExportRequestError:
+    """The refusal of an empty selection, naming why it is empty and what would change that.
+
+    A selection can be empty because it holds no pair (nothing approved in the batches, everything
+    rejected in the corpus) or because every question it holds was left out by its stage-2
+    validators' aggregated verdict; the second is a choice the researcher can revisit, so it is named
+    on the ``aggregation`` field with the option that keeps the questions.
+    """
+    left_out = aggregation.get("left_out") or 0
+    if left_out:
+        questions = f"{left_out} question{'s' if left_out != 1 else ''}"
+        return ExportRequestError(
+            "aggregation",
+            f"nothing to export: the selection's {questions} "
+            f"{'were' if left_out != 1 else 'was'} left out because the stage-2 validators' "
+            f"aggregated verdict ({request.aggregation}) rejects {'them' if left_out != 1 else 'it'} "
+            "(a validator raised a flag such as too_specific or false_answer). To release "
+            f'{"them" if left_out != 1 else "it"} anyway, choose "Keep every validated question" '
+            "under Stage-2 validation (export_release --aggregation none).",
+        )
+    if request.batches:
+        return ExportRequestError(
+            "batches",
+            "nothing to export: the chosen batches have no approved QA pair; approve their work on the "
+            "review page first",
+        )
+    return ExportRequestError("corpus", "nothing to export: the corpus has no QA pair that is not rejected")
+
+
 def _records(request: ExportRequest) -> tuple[Any, Any, Optional[Corpus], list[Batch], dict[str, Any]]:
     """(pairs, records, corpus, batches, aggregation facts) of a request: the selection (questions the
     aggregated stage-2 verdict rejects left out) and its records, read in chunks."""
     from exports.dataset import PairRecords, aggregated_validations, pairs_for
 
     corpus, batches = _source(request)
-    pairs, aggregation = aggregated_validations(
-        pairs_for(corpus=corpus, batches=batches), request.aggregation
-    )
+    selected = pairs_for(corpus=corpus, batches=batches)
+    pairs, aggregation = aggregated_validations(selected, request.aggregation)
     if not pairs.exists():
-        raise ExportRequestError(
-            "source", "nothing to export: the selection has no QA pair that is not rejected"
-        )
+        raise _nothing_to_export(request, aggregation)
     records = PairRecords(pairs, source_order=request.use_original_splits)
     return pairs, records, corpus or (batches[0].corpus if batches else None), batches, aggregation
 
