@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import (
     AfterValidator,
@@ -51,6 +51,25 @@ class Quiz(_Object):
     n: Count
     seed: StrictInt
     by_document: dict[str, Any]
+
+
+#: What a syllabus card does with the model: nothing, show its answer, or also ask for a harder question.
+LOOP_MODES: tuple[str, ...] = ("off", "show", "ask")
+
+
+class ModelLoop(_Object):
+    """The model in the loop of a syllabus batch (issue 32): who answers, who judges, what the card shows.
+
+    ``mode`` ``off`` asks no model; ``show`` puts the model's answer and the judge's verdict on each card
+    once its question and answer are written; ``ask`` also invites the worker to rewrite a question the
+    model already answers. The system and judge names are those of :mod:`evaluation.model_in_the_loop`
+    (the evaluation app checks them; this module keeps their shape only).
+    """
+
+    mode: Literal["off", "show", "ask"]
+    system: Literal["search"] = "search"
+    judge: Literal["lexical", "rouge_l"] = "lexical"
+    threshold: Annotated[Union[StrictInt, StrictFloat], Field(ge=0, le=1)] = 0.3
 
 
 def _key(expected: str, meaning: str) -> Any:
@@ -98,6 +117,11 @@ class BatchOptions(_Object):
     completion_code: Optional[StrictStr] = _key("a string", "the code a Prolific participant returns with")
     budget_stopped: Optional[Timestamp] = _key(
         "an ISO 8601 timestamp", "when the batch was paused for reaching its budget cap"
+    )
+    # Syllabus batches: the model answering each card as it is written.
+    model_in_the_loop: Optional[ModelLoop] = _key(
+        'an object {"mode": "off"|"show"|"ask", "system", "judge", "threshold"}',
+        "the model that answers each syllabus card as it is written, and what the card shows",
     )
     # Expert-answer batches (create_expert_batch): which release questions they sample.
     release_path: Optional[StrictStr] = _key("a string", "the release folder the questions were read from")

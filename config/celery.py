@@ -53,3 +53,4 @@ app.conf.task_routes = TASK_ROUTES
 app.autodiscover_tasks()
 #: a submission's follow-up jobs (crowd/followup_tasks.py) sit beside crowd's own tasks module.
 app.autodiscover_tasks(related_name="followup_tasks")
+app.autodiscover_tasks(related_name="loop_tasks")

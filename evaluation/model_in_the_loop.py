@@ -159,6 +159,20 @@ def check_pair(
     )
 
 
+def system_version(system: str = "search", no_answer_below: float = NO_ANSWER_BM25) -> str:
+    """What answered, precisely enough to compare rates across batches: method, chunking and abstention.
+
+    Raises:
+        ValueError: an unknown system.
+    """
+    if system not in LOOP_SYSTEMS:
+        raise ValueError(f"unknown system '{system}'; choose from {', '.join(LOOP_SYSTEMS)}")
+    return (
+        f"search: BM25 (rank_bm25 Okapi) top-1 chunk {SEARCH_CHUNK_SIZE}/{SEARCH_CHUNK_OVERLAP} chars, "
+        f"no answer below {no_answer_below:g}"
+    )
+
+
 def percentile(values: Sequence[float], q: float) -> float | None:
     """The ``q``-th percentile (nearest rank) of ``values``, or None when there are none."""
     if not values:

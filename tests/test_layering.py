@@ -59,6 +59,7 @@ TOP_PARTS = frozenset(
         "hit_urls",
         "tasks",
         "followup_tasks",
+        "loop_tasks",
         "services",
         "hits",
         "management",

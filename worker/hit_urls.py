@@ -3,7 +3,7 @@
 from django.contrib.auth.views import LogoutView
 from django.urls import path
 
-from worker import hit_views, worker_views
+from worker import hit_views, model_check_views, worker_views
 
 hit_patterns = (
     [
@@ -14,6 +14,7 @@ hit_patterns = (
         path("a/<str:token>/draft/", hit_views.save_draft, name="draft"),
         path("a/<str:token>/active/", hit_views.report_active, name="active"),
         path("a/<str:token>/locate-span/", hit_views.locate_span, name="locate-span"),
+        path("a/<str:token>/model-check/", model_check_views.model_check, name="model-check"),
         path("a/<str:token>/return/", hit_views.return_hit, name="return"),
         path("a/<str:token>/consent/", hit_views.give_consent, name="consent"),
         path(

@@ -33,6 +33,7 @@ from annotation.permissions import can_view
 from crowd.models import Consent
 from crowd.providers.factory import config_from
 from crowd.providers.traits import arriving_platforms, completion_for, traits_for
+from evaluation.services.model_checks import PAGE_WAIT_S, loop_settings
 from worker import admission, assigning, hit_links
 from worker.framing import platform_frameable
 
@@ -60,8 +61,17 @@ def _page_context(
         "errors": check.errors if check else {},
         "warnings": check.warnings if check else {},
         "tutorial": handler.tutorial(),
+        "model_loop": _model_loop(hit, assignment),
         **handler.context(hit, assignment, token),
     }
+
+
+def _model_loop(hit: HIT, assignment: Optional[Assignment]) -> Optional[dict[str, Any]]:
+    """What the syllabus cards' model check needs on the page, or None (no model, or a preview)."""
+    loop = loop_settings(hit.batch) if assignment is not None else None
+    if loop is None:
+        return None
+    return {"mode": loop.mode, "system": loop.system, "wait_ms": int(PAGE_WAIT_S * 1000)}
 
 
 #: How long a browser keeps a kind's tutorial before asking again (its ETag makes the new request cheap).
@@ -209,7 +219,8 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
             except IllegalTransition:
                 return _closed_response(request, assignment) or _after_submit(request, assignment)
             handler.store(assignment, check)
-            transaction.on_commit(lambda: _after_commit(assignment.pk))
+            asks_model = loop_settings(batch) is not None
+            transaction.on_commit(lambda: _after_commit(assignment.pk, asks_model))
     except HitConflict as exc:
         assignment = _keep_as_draft(request, token, fields)
         check.error("__all__", str(exc))
@@ -234,8 +245,9 @@ def _keep_as_draft(request: HttpRequest, token: str, fields: dict[str, Any]) -> 
     return locked
 
 
-def _after_commit(assignment_id: int) -> None:
-    """Queue the work that follows a stored submission (QC); failures never lose the submission."""
+def _after_commit(assignment_id: int, asks_model: bool = False) -> None:
+    """Queue the work that follows a stored submission (QC, and the model checks of a batch that asks a
+    model); failures never lose the submission."""
     try:
         from crowd.services.followups import queue_after_submission
 
@@ -244,6 +256,13 @@ def _after_commit(assignment_id: int) -> None:
         logger.exception(
             "could not queue the follow-up of Assignment(%s); the follow-up sweep re-queues it", assignment_id
         )
+    if asks_model:
+        try:
+            from evaluation.loop_tasks import model_check_submission
+
+            model_check_submission.delay(assignment_id)
+        except Exception:  # noqa: BLE001 - the model in the loop fails open: the pairs stay unchecked
+            logger.exception("could not queue the model checks of Assignment(%s)", assignment_id)
 
 
 def _after_submit(request: HttpRequest, assignment: Assignment) -> HttpResponse:

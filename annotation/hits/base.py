@@ -125,6 +125,10 @@ class HitHandler(abc.ABC):
     #: the kind of the stage-2 batch that validates the questions of an approved assignment (None: no
     #: stage 2).
     stage2_kind: ClassVar[Optional[str]] = None
+    #: a model may answer its cards' questions while they are written (the batch option
+    #: ``model_in_the_loop``, :mod:`evaluation.services.model_checks`); its cards are those of
+    #: :data:`annotation.hits.syllabus_qa.CARD_TYPES`.
+    model_in_the_loop: ClassVar[bool] = False
 
     def tutorial(self) -> Tutorial:
         """What the consent page, the time note and the tutorial show for this kind.

@@ -217,6 +217,7 @@ class SyllabusQAHandler(HitHandler):
     built_from = BuiltFrom.DOCUMENTS
     default_title = "Write 14 questions and answers about a course syllabus"
     pairs_per_assignment = qt.PAIRS_PER_SYLLABUS_HIT
+    model_in_the_loop = True
 
     def __init__(self, options: Optional[SyllabusQAOptions] = None) -> None:
         self.options = options or SyllabusQAOptions()
@@ -454,6 +455,8 @@ class ScreeningHandler(SyllabusQAHandler):
     default_title = "Screening: write 14 questions and answers about a course syllabus"
     has_quiz = True
     qualifies_workers = True
+    #: a screening HIT measures the worker, so no model helps them.
+    model_in_the_loop = False
 
     def accepts_field(self, name: str) -> bool:
         """The syllabus HIT's fields plus ``quiz-{k}-answer`` for k < ``MAX_QUIZ_QUESTIONS``."""

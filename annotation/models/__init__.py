@@ -5,7 +5,7 @@ release -> evaluation. State changes are named methods (``assignment.submit()``)
 transition and raise :class:`IllegalTransition`; ``save()`` never hides side effects.
 
 The models live in one module per part of that flow (:mod:`.corpus`, :mod:`.work`, :mod:`.answers`,
-:mod:`.jobs`); import them from here, the app's single import point.
+:mod:`.model_checks`, :mod:`.jobs`); import them from here, the app's single import point.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from annotation.models.answers import (
 )
 from annotation.models.corpus import MAX_CROWD_REJECTIONS, Corpus, Document, Passage, sha256_text
 from annotation.models.jobs import Job
+from annotation.models.model_checks import ModelCheck
 from annotation.models.work import HIT, Assignment, Batch, IllegalTransition
 from annotation.platforms import Platform
 
@@ -38,6 +39,7 @@ __all__ = [
     "ExpertAnswer",
     "IllegalTransition",
     "Job",
+    "ModelCheck",
     "Passage",
     "Platform",
     "QAPair",

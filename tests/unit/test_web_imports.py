@@ -58,6 +58,7 @@ for module in (
     "annotation.hits.expert_answer",
     "annotation.tasks",
     "crowd.followup_tasks",
+    "evaluation.loop_tasks",
     "crowd.providers.local.provider",
 ):
     importlib.import_module(module)

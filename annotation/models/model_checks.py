@@ -1,0 +1,70 @@
+"""The model in the loop's record of one syllabus card: what a model answered and what the judge said.
+
+Why a row of its own (issue 32): the check is asked while the worker writes, before any QA pair exists
+(the card's question and answer are in the draft), so it is kept per assignment and card position; when
+the submission is stored, the after-submission job links it to the card's pair (or asks the model again
+when the worker changed the card since). Releases, the batch page and the dataset card read the pair's
+check; nothing here calls a model.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from annotation.models.answers import QUESTION_TYPE_CHOICES, QAPair
+from annotation.models.work import Assignment
+
+
+class ModelCheck(models.Model):
+    """One card's question answered by a model and judged against the worker's answer."""
+
+    class Verdict(models.TextChoices):
+        FOOLED = "fooled", "Model fooled"
+        MATCHED = "matched", "Model matched"
+
+    class Source(models.TextChoices):
+        PAGE = "page", "Asked from the HIT page"
+        SUBMISSION = "submission", "Asked after submission"
+
+    class Validation(models.TextChoices):
+        NONE = "", "Not validated"
+        CONFIRMED = "confirmed", "Confirmed by a second worker"
+        DISPUTED = "disputed", "Disputed by a second worker"
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="model_checks")
+    position = models.PositiveSmallIntegerField(help_text="Card index within its assignment.")
+    qa_pair = models.OneToOneField(
+        QAPair, on_delete=models.SET_NULL, null=True, blank=True, related_name="model_check"
+    )
+    question_type = models.CharField(max_length=20, choices=QUESTION_TYPE_CHOICES)
+    question = models.TextField(help_text="The question as the model was asked it.")
+    worker_answer = models.TextField(blank=True, help_text="The worker's answer the judge compared with.")
+    system = models.CharField(max_length=40)
+    model_version = models.CharField(max_length=200)
+    model_answer = models.TextField(blank=True)
+    abstained = models.BooleanField(default=False, help_text="The model said the syllabus has no answer.")
+    judge = models.CharField(max_length=40)
+    verdict = models.CharField(max_length=10, choices=Verdict.choices)
+    score = models.FloatField()
+    latency_ms = models.FloatField(help_text="Time the system took to answer, in milliseconds.")
+    source = models.CharField(max_length=12, choices=Source.choices, default=Source.PAGE)
+    validation = models.CharField(max_length=10, choices=Validation.choices, default="", blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["assignment", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "position"], name="modelcheck_one_per_card"),
+            models.CheckConstraint(
+                condition=Q(verdict__in=["fooled", "matched"]), name="modelcheck_known_verdict"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"ModelCheck({self.pk}) card {self.position + 1}: {self.verdict}"
+
+    def matches(self, question: str, answer: str) -> bool:
+        """True when the check was asked about this question and answer (the card is unchanged since)."""
+        return self.question.strip() == question.strip() and self.worker_answer.strip() == answer.strip()

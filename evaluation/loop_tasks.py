@@ -1,0 +1,44 @@
+"""Celery jobs of the model in the loop (default queue): a light module, so the web process can queue them.
+
+Thin, as every task module: :mod:`evaluation.services.model_checks` does the work. Both jobs are
+idempotent (a check is kept per assignment and card, a linked pair is left alone) and bounded by
+Celery's time limits; a failure leaves the card without a check, which the page shows as "no model
+answer" and the batch page counts as unchecked.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from annotation.models import Assignment
+
+#: Seconds a job may run: a cold BM25 index for a long syllabus is built in well under this.
+SOFT_LIMIT_S = 60
+
+
+@shared_task(
+    name="evaluation.loop_tasks.model_check_card",
+    acks_late=True,
+    soft_time_limit=SOFT_LIMIT_S,
+    time_limit=SOFT_LIMIT_S + 10,
+)
+def model_check_card(assignment_id: int, position: int, question: str, answer: str) -> str:
+    """Ask the batch's model about one card as the HIT page had it; returns the verdict or ``unavailable``."""
+    from evaluation.services.model_checks import check_card
+
+    assignment = Assignment.objects.select_related("hit__batch", "hit__document").get(pk=assignment_id)
+    check = check_card(assignment, position, question, answer)
+    return check.verdict if check else "unavailable"
+
+
+@shared_task(
+    name="evaluation.loop_tasks.model_check_submission",
+    acks_late=True,
+    soft_time_limit=SOFT_LIMIT_S * 5,
+    time_limit=SOFT_LIMIT_S * 5 + 10,
+)
+def model_check_submission(assignment_id: int) -> dict[str, int]:
+    """Give each stored pair of a syllabus submission its check (the page's, or one asked now)."""
+    from evaluation.services.model_checks import record_submission
+
+    return record_submission(assignment_id)

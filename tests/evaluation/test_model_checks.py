@@ -1,0 +1,205 @@
+"""The model in the loop during collection, on a real SyllabusQA syllabus: the card's check through the HIT
+link (queue, poll, fail open, who may ask), the record on each stored pair after submission, and the
+batch's per-type fooled rates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from annotation import question_types as qt
+from annotation.batch_options import BatchOptionsError
+from annotation.hits.syllabus_qa import CARD_TYPES
+from annotation.models import Assignment, Batch, ModelCheck, QAPair
+from config.celery import app
+from evaluation.model_in_the_loop import system_version
+from evaluation.services import model_checks
+from evaluation.services.model_checks import card_key, fooled_rates, record_submission
+from tests.annotation.test_syllabus_hit import claimed_hit, form_fields
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def eager() -> Iterator[None]:
+    """Celery jobs run inline, as a worker would run them."""
+    old = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = old
+
+
+@pytest.fixture
+def loop_hit(shared_data: Callable[[str], Path], tmp_path: Path, settings: Any) -> dict[str, Any]:
+    """A claimed syllabus HIT on a real syllabus whose batch asks the search baseline (mode ``ask``)."""
+    hit = claimed_hit(shared_data("syllabusqa"), tmp_path, settings, Batch.Kind.SYLLABUS_QA)
+    batch = hit["batch"]
+    batch.options = {**batch.options, "model_in_the_loop": {"mode": "ask", "judge": "lexical"}}
+    batch.save()
+    hit["check_url"] = hit["url"].rstrip("/") + "/model-check/"
+    return hit
+
+
+def ask(client: Any, hit: dict[str, Any], card: int) -> dict[str, Any]:
+    """POST the card as the page does, then GET its result under the returned key."""
+    data = form_fields(hit["cards"])
+    posted = client.post(
+        hit["check_url"],
+        {"card": card, "question": data[f"qa-{card}-question"], "answer": data[f"qa-{card}-answer"]},
+    )
+    assert posted.status_code == 202, posted.content
+    body = posted.json()
+    assert body["status"] == "pending" and body["mode"] == "ask"
+    got = client.get(hit["check_url"], {"card": card, "key": body["key"]})
+    assert got.status_code == 200
+    return got.json()
+
+
+def test_batch_option__shape_checked() -> None:
+    batch = Batch(kind=Batch.Kind.SYLLABUS_QA, name="x")
+    for bad in ({"mode": "maybe"}, {"mode": "show", "judge": "exact"}, {"mode": "show", "threshold": 2}, {}):
+        batch.options = {"model_in_the_loop": bad}
+        with pytest.raises(BatchOptionsError, match="model_in_the_loop"):
+            batch.save()
+
+
+def test_card_check__answered_on_the_real_syllabus_and_kept(
+    client: Any, loop_hit: dict[str, Any], eager: None
+) -> None:
+    page = client.get(loop_hit["url"])
+    assert 'data-model-mode="ask"' in page.content.decode()
+    assert page.content.decode().count('class="model-check"') == len(CARD_TYPES)
+    verdicts = set()
+    for card in range(len(CARD_TYPES)):
+        result = ask(client, loop_hit, card)
+        assert result["status"] == "answered", result
+        assert result["system"] == "search" and result["judge"] == "lexical"
+        assert result["verdict"] in ("fooled", "matched") and result["latency_ms"] >= 0
+        assert result["abstained"] or result["model_answer"] in loop_hit["document"].text
+        verdicts.add(result["verdict"])
+    checks = ModelCheck.objects.filter(assignment=loop_hit["assignment"])
+    assert checks.count() == len(CARD_TYPES)
+    assert {c.source for c in checks} == {"page"}
+    assert all(c.model_version == system_version("search") for c in checks)
+    assert all(c.worker_answer == qt.NO_ANSWER_TEXT for c in checks if c.question_type == qt.NO_ANSWER)
+    # A stale key (the card changed since) is still pending; a new check replaces the card's row.
+    assert (
+        client.get(loop_hit["check_url"], {"card": 0, "key": card_key("other", "x")}).json()["status"]
+        == "pending"
+    )
+    assert len(verdicts) >= 1
+
+
+def test_card_check__fails_open_when_the_model_fails(
+    client: Any, loop_hit: dict[str, Any], eager: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("model down")
+
+    monkeypatch.setattr("evaluation.model_in_the_loop.check_pair", broken)
+    result = ask(client, loop_hit, 2)
+    assert result["status"] == "pending"  # nothing stored: the page's wait runs out into "no model answer"
+    assert not ModelCheck.objects.exists()
+    # Submitting is not touched by the model: 14 pairs are stored, none checked.
+    response = client.post(loop_hit["url"], form_fields(loop_hit["cards"]))
+    assert response.status_code in (200, 302)
+    loop_hit["assignment"].refresh_from_db()
+    assert loop_hit["assignment"].status == Assignment.Status.SUBMITTED
+    assert QAPair.objects.filter(assignment=loop_hit["assignment"]).count() == len(CARD_TYPES)
+    rates = fooled_rates(loop_hit["batch"])
+    assert rates["overall"]["checked"] == 0 and rates["unchecked"] == len(CARD_TYPES)
+
+
+def test_card_check__broker_down_answers_unavailable(
+    client: Any, loop_hit: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evaluation import loop_tasks
+
+    def down(*_args: Any, **_kwargs: Any) -> Any:
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr(loop_tasks.model_check_card, "delay", down)
+    data = form_fields(loop_hit["cards"])
+    response = client.post(
+        loop_hit["check_url"], {"card": 0, "question": data["qa-0-question"], "answer": "Yes"}
+    )
+    assert response.status_code == 200 and response.json()["status"] == "unavailable"
+
+
+def test_card_check__refuses_what_it_must(client: Any, loop_hit: dict[str, Any], eager: None) -> None:
+    url = loop_hit["check_url"]
+    for bad in (
+        {"card": "14", "question": "What is due?"},
+        {"card": "-1", "question": "x y"},
+        {"card": "a"},
+        {"card": "0"},
+    ):
+        assert client.post(url, bad).status_code == 400, bad
+    assert client.get(url, {"card": "99", "key": "x"}).status_code == 400
+    assert client.put(url).status_code == 405
+    # A forged link opens nothing.
+    assert client.post("/a/not-a-token/model-check/", {"card": "0", "question": "a b"}).status_code == 404
+    # A batch that asks no model has no check.
+    batch = loop_hit["batch"]
+    batch.options = {k: v for k, v in batch.options.items() if k != "model_in_the_loop"}
+    batch.save()
+    assert client.post(url, {"card": "0", "question": "a b c", "answer": "Yes"}).status_code == 404
+    assert 'class="model-check"' not in client.get(loop_hit["url"]).content.decode()
+    batch.options = {**batch.options, "model_in_the_loop": {"mode": "show"}}
+    batch.save()
+    # A submitted assignment takes no more checks.
+    client.post(loop_hit["url"], form_fields(loop_hit["cards"]))
+    assert client.post(url, {"card": "0", "question": "a b c", "answer": "Yes"}).status_code in (
+        409,
+        410,
+        403,
+    )
+
+
+def test_submission__every_pair_gets_its_check(
+    client: Any, loop_hit: dict[str, Any], eager: None, django_capture_on_commit_callbacks: Any
+) -> None:
+    cards = loop_hit["cards"]
+    ask(client, loop_hit, 0)  # unchanged at submission: kept
+    ask(client, loop_hit, 2)
+    data = form_fields(cards)
+    data["qa-2-question"] = data["qa-2-question"] + " Please answer briefly."  # changed since: asked again
+    before = {c.position: c.pk for c in ModelCheck.objects.all()}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(loop_hit["url"], data)
+    assert response.status_code in (200, 302)
+    pairs = list(QAPair.objects.filter(assignment=loop_hit["assignment"]).order_by("position"))
+    assert len(pairs) == len(CARD_TYPES)
+    checks = {c.position: c for c in ModelCheck.objects.filter(assignment=loop_hit["assignment"])}
+    assert all(c.qa_pair_id == pairs[c.position].pk for c in checks.values())
+    assert len(checks) == len(CARD_TYPES)
+    assert checks[0].source == "page" and checks[0].pk == before[0]
+    assert checks[2].source == "submission" and checks[2].question == pairs[2].question
+    assert {checks[i].source for i in range(3, len(CARD_TYPES))} == {"submission"}
+    # Running the job again changes nothing.
+    assert record_submission(loop_hit["assignment"].pk) == {"linked": 0, "asked": 0, "unanswered": 0}
+    rates = fooled_rates(loop_hit["batch"])
+    assert rates["overall"]["checked"] == len(CARD_TYPES) and rates["unchecked"] == 0
+    for name in qt.SYLLABUS_TYPES:
+        group = rates["by_type"][name]
+        assert group["checked"] == qt.PAIRS_PER_TYPE
+        assert group["fooled_rate"] == group["fooled"] / qt.PAIRS_PER_TYPE
+    fooled = sum(c.verdict == "fooled" for c in checks.values())
+    assert rates["overall"]["fooled"] == fooled
+
+
+def test_rates__validated_rate_counts_confirmed_fooled_only() -> None:
+    rows = [
+        (qt.YES_NO, "fooled", "confirmed"),
+        (qt.YES_NO, "fooled", "disputed"),
+        (qt.YES_NO, "matched", ""),
+        (qt.YES_NO, "fooled", ""),
+    ]
+    group = model_checks._rates(rows)[qt.YES_NO]
+    assert group["checked"] == 4 and group["fooled"] == 3 and group["fooled_rate"] == 0.75
+    assert group["confirmed"] == 1 and group["disputed"] == 1 and group["validated_rate"] == 0.25
+    assert model_checks._rates([])[qt.NO_ANSWER]["fooled_rate"] is None
