@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import functools
 import importlib
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, Optional
 
@@ -24,6 +26,22 @@ from crowd.providers.webhooks import WebhookEvent
 
 NO_CONFIG: Mapping[str, Any] = MappingProxyType({})
 """No provider settings: no stand-in origins (the platforms' own sites only)."""
+
+
+@dataclass(frozen=True)
+class WorkerIdPattern:
+    """How a platform's raw worker ids look, so a release that holds one is refused (``exports.privacy``).
+
+    Attributes:
+        kind: the finding's name in the privacy report (``mturk_worker_id``).
+        pattern: the full pattern.
+        gate: a cheap necessary condition of ``pattern`` (a literal or one character class, which Python's
+            re scans fast); the full pattern runs only where it fires.
+    """
+
+    kind: str
+    pattern: re.Pattern[str]
+    gate: re.Pattern[str]
 
 
 class PlatformTraits:
@@ -54,6 +72,8 @@ class PlatformTraits:
         provider_path: ``module:Class`` of the platform's ``CrowdProvider``, imported when one is built.
         rejection_categories: the categories a rejection may name on the platform (empty: none; the
             reason alone is sent).
+        worker_id: how the platform's worker ids look, for the release privacy gate
+            (:class:`WorkerIdPattern`); None for a platform whose worker ids crowdqa makes itself.
     """
 
     name: ClassVar[str] = ""
@@ -70,6 +90,7 @@ class PlatformTraits:
     config_keys: ClassVar[tuple[str, ...]] = ()
     provider_path: ClassVar[str] = ""
     rejection_categories: ClassVar[frozenset[str]] = frozenset()
+    worker_id: ClassVar[Optional[WorkerIdPattern]] = None
     do_not_call_in_templates: ClassVar[bool] = True
     """Templates read the traits class's attributes; Django must not instantiate it."""
 
@@ -151,6 +172,11 @@ def _platforms() -> dict[str, type[PlatformTraits]]:
 def platform_traits() -> tuple[type[PlatformTraits], ...]:
     """Every production platform's traits, in the order of ``PLATFORMS``."""
     return tuple(_platforms().values())
+
+
+def worker_id_patterns() -> tuple[WorkerIdPattern, ...]:
+    """The worker-id patterns of every production platform that has them, in the order of ``PLATFORMS``."""
+    return tuple(traits.worker_id for traits in platform_traits() if traits.worker_id is not None)
 
 
 def arriving() -> tuple[type[PlatformTraits], ...]:

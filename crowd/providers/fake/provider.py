@@ -57,6 +57,7 @@ class FakeProvider(CrowdProvider):
     fees = NO_FEES
     config_keys = ()
     rejection_categories = frozenset()
+    worker_id = None  # tests name its workers; no release holds them
     provider_path = "crowd.providers.fake.provider:FakeProvider"
 
     def __init__(self) -> None:

@@ -10,6 +10,7 @@ after-submit page auto-posts there. No Django and no boto3 here: HIT pages impor
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 from urllib.parse import urlsplit
@@ -25,7 +26,7 @@ from crowd.providers.arrival import (
     required_url_parameter,
 )
 from crowd.providers.costs import FeeSchedule
-from crowd.providers.traits import PlatformTraits
+from crowd.providers.traits import PlatformTraits, WorkerIdPattern
 
 PREVIEW_ASSIGNMENT_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
 MTURK_WORKER_ORIGINS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
@@ -101,6 +102,15 @@ class MTurkTraits(PlatformTraits):
         "MTURK_MAX_ATTEMPTS",
     )
     provider_path = "crowd.providers.mturk.provider:MTurkProvider"
+    worker_id = WorkerIdPattern(
+        kind="mturk_worker_id",
+        # Upper case as MTurk writes them, or all lower case as a worker may type one (then with digits
+        # inside, not only at the end, so that "answersformorethan60" or "approximately335" do not match).
+        pattern=re.compile(
+            r"\b(?:A(?=[A-Z0-9]*\d)[A-Z0-9]{12,20}|a(?=[a-z0-9]*\d[a-z])(?=(?:[a-z]*\d){2})[a-z0-9]{12,20})\b"
+        ),
+        gate=re.compile(r"[Aa][A-Za-z0-9]{12}"),
+    )
 
     @classmethod
     def stand_in_origins(cls, config: Mapping[str, Any]) -> tuple[str, ...]:

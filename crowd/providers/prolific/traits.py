@@ -7,13 +7,14 @@ Prolific opens the study URL with ``PROLIFIC_PID``, ``STUDY_ID`` and ``SESSION_I
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Optional
 
 from annotation.platforms import Platform
 from crowd.providers.arrival import Arrival, ArrivalRefusal, Completion, Finished, required_parameter
 from crowd.providers.costs import FeeSchedule
-from crowd.providers.traits import PlatformTraits
+from crowd.providers.traits import PlatformTraits, WorkerIdPattern
 from crowd.providers.webhooks import WebhookEvent
 
 
@@ -69,6 +70,9 @@ class ProlificTraits(PlatformTraits):
         "PROLIFIC_WEBHOOK_SECRET",
     )
     provider_path = "crowd.providers.prolific.provider:ProlificProvider"
+    worker_id = WorkerIdPattern(
+        kind="prolific_id", pattern=re.compile(r"\b[0-9a-f]{24}\b"), gate=re.compile(r"[0-9a-f]{24}")
+    )
 
     @classmethod
     def read_arrival(cls, params: Mapping[str, str], config: Mapping[str, Any]) -> Optional[Arrival]:

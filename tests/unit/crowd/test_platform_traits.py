@@ -21,6 +21,7 @@ from crowd.providers.traits import (
     hosted_platforms,
     parse_arrival,
     traits_for,
+    worker_id_patterns,
 )
 
 #: Every trait a platform decides (the class attributes of ``PlatformTraits`` but plumbing).
@@ -106,3 +107,15 @@ def test_finished__each_platform_reads_what_its_arrival_kept() -> None:
     assert (prolific.submit_to, prolific.completion_code) == ("", "C0DE")
     completion = completion_for("mturk", mturk)
     assert completion is not None and completion.page and completion.post_to == meta["turk_submit_to"]
+
+
+def test_worker_id_patterns__each_platform_describes_its_own_ids_for_the_privacy_gate() -> None:
+    from exports.privacy import ID_KINDS, find_pii
+
+    assert [p.kind for p in worker_id_patterns()] == ["mturk_worker_id", "prolific_id"]
+    assert traits_for("local").worker_id is None
+    assert ID_KINDS == {"mturk_worker_id", "prolific_id"}
+    assert find_pii("worker A1B2C3D4E5F6G7 and pid 5f8a1b2c3d4e5f6a7b8c9d0e wrote it") == [
+        ("mturk_worker_id", "A1B2C3D4E5F6G7"),
+        ("prolific_id", "5f8a1b2c3d4e5f6a7b8c9d0e"),
+    ]
