@@ -122,3 +122,22 @@ def startup_errors() -> list[CheckMessage]:
     """The crowdqa errors that stop a server from starting (deployment checks included)."""
     messages = run_checks(tags=["crowdqa"], include_deployment_checks=True)
     return [m for m in messages if m.is_serious()]
+
+
+@register("crowdqa")
+def check_storage_url(app_configs: Any, **kwargs: Any) -> list[CheckMessage]:
+    """A malformed ``CROWDQA_STORAGE_URL`` stops every process instead of writing to the local disk.
+
+    On several hosts a file written to one host's disk is missing on the others (config/storage.py).
+    """
+    error = str(getattr(settings, "CROWDQA_STORAGE_ERROR", "") or "")
+    if not error:
+        return []
+    return [
+        Error(
+            f"CROWDQA_STORAGE_URL is malformed: {error}.",
+            hint="Set it to s3://BUCKET/PREFIX (AWS_ENDPOINT_URL_S3 for an S3-compatible store), or unset "
+            "it to keep files on this machine's disk.",
+            id="crowdqa.E030",
+        )
+    ]

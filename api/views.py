@@ -15,7 +15,6 @@ objects 404, never a 5xx.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -44,6 +43,7 @@ from crowd.services.review import ReviewError, approve_assignment, bonus, reject
 from evaluation.models import BenchmarkRun
 from exports.models import Release
 from exports.release_files import ReleaseError, read_manifest
+from exports.release_store import release_root
 
 
 class ChoiceFilters:
@@ -320,7 +320,7 @@ class ReleaseViewSet(viewsets.ReadOnlyModelViewSet):
         """The manifest's files (path, sha256, rows); 409 when the release directory has no valid manifest."""
         release = self.get_object()
         try:
-            manifest = read_manifest(Path(release.path))
+            manifest = read_manifest(release_root(release))
         except ReleaseError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         rows = [

@@ -12,6 +12,7 @@ from pathlib import Path
 import dj_database_url
 
 from config.broker import file_broker_options
+from config.storage import storages_setting
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CROWDQA_VAR_DIR", BASE_DIR / "var"))
@@ -203,10 +204,13 @@ STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every request when it is missing
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(os.environ.get("CROWDQA_MEDIA_ROOT", VAR_DIR / "media"))
-STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
-}
+# Files every host must see (releases, benchmark results, the trained ranker, media): the local disk
+# when CROWDQA_STORAGE_URL is unset, else s3://BUCKET/PREFIX through django-storages (config/storage.py;
+# a malformed URL refuses every use and fails system check crowdqa.E030). CROWDQA_CACHE_DIR is this
+# host's own copy of shared files it reads as local files (releases, models), checked by content.
+CROWDQA_STORAGE_URL = os.environ.get("CROWDQA_STORAGE_URL", "").strip()
+CROWDQA_CACHE_DIR = Path(os.environ.get("CROWDQA_CACHE_DIR", VAR_DIR / "cache"))
+STORAGES, CROWDQA_STORAGE_ERROR = storages_setting(CROWDQA_STORAGE_URL, VAR_DIR)
 # HIT pages run inside MTurk's iframe: they send CSP frame-ancestors naming MTurk's hosts instead
 # (worker/framing.py); every other page is not frameable.
 X_FRAME_OPTIONS = "DENY"
@@ -303,6 +307,9 @@ LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
 LLM_MODEL = os.environ.get("LLM_MODEL", "")
 CROWDQA_MODEL_DIR = Path(os.environ.get("CROWDQA_MODEL_DIR", VAR_DIR / "models"))
 CROWDQA_RELEASES_DIR = Path(os.environ.get("CROWDQA_RELEASES_DIR", VAR_DIR / "releases"))
+# With a shared storage, seconds between two looks at which ranker version is current (another host
+# may have trained a new one); the version itself is fetched once per host (distractors/model_store.py).
+CROWDQA_MODEL_CHECK_SECONDS = float(os.environ.get("CROWDQA_MODEL_CHECK_SECONDS", "30"))
 
 LOGGING = {
     "version": 1,

@@ -22,11 +22,13 @@ from django.views.decorators.http import require_POST
 from django.views.generic import DetailView, ListView
 
 from annotation.permissions import ResearcherRequiredMixin, can_view, researcher_action
+from config.storage import SCHEME, shared_key, shared_storage
 from evaluation.forms import LOCAL_MODEL, MCQ_METRIC_CHOICES, QA_METRIC_CHOICES, StartBenchmarkForm
 from evaluation.models import BenchmarkRun
 from evaluation.services.items import BenchmarkInputError
 from evaluation.services.leaderboard import METRIC_COLUMNS, leaderboard
 from exports.models import Release
+from exports.release_store import release_root
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +86,7 @@ def start_benchmark(request: HttpRequest, pk: int) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         run_request = RunRequest(
-            release_dir=Path(release.path),
+            release_dir=release_root(release),
             system=data["system"],
             split=data["split"],
             metrics=tuple(data["metrics"]),
@@ -130,7 +132,7 @@ class BenchmarkRunDetailView(ResearcherRequiredMixin, DetailView):
             (PARAMETER_LABELS.get(k, k.replace("_", " ").capitalize()), _parameter(k, v))
             for k, v in (run.params or {}).items()
         ]
-        context["has_results"] = results_file(run) is not None
+        context["has_results"] = has_results(run)
         return context
 
 
@@ -171,13 +173,37 @@ def _readable(value: Any) -> str:
     return Path(text).name if text.startswith("/") else text
 
 
-def results_file(run: BenchmarkRun) -> Path | None:
-    """The run's per-item results file when it exists inside ``<VAR_DIR>/benchmarks`` (else None)."""
+def results_file(run: BenchmarkRun) -> Any:
+    """The run's per-item results, opened for reading, or None.
+
+    A local path is opened only when it resolves inside ``<VAR_DIR>/benchmarks``; an ``s3://`` URL only
+    when it names a ``benchmarks/`` object of this host's shared storage (``CROWDQA_STORAGE_URL``) that
+    exists. The caller closes the file (FileResponse does).
+    """
     if not run.results_path:
+        return None
+    key = shared_key(run.results_path)
+    if key is not None:
+        if not key.startswith("benchmarks/") or ".." in key.split("/"):
+            return None
+        try:
+            return shared_storage().open(key, "rb")
+        except FileNotFoundError:
+            return None
+    if run.results_path.startswith(SCHEME):  # stored elsewhere than this host's storage
         return None
     root = (Path(settings.VAR_DIR) / "benchmarks").resolve()
     path = Path(run.results_path).resolve()
-    return path if path.is_relative_to(root) and path.is_file() else None
+    return path.open("rb") if path.is_relative_to(root) and path.is_file() else None
+
+
+def has_results(run: BenchmarkRun) -> bool:
+    """Whether :func:`results_file` would serve something (the file is closed again)."""
+    handle = results_file(run)
+    if handle is None:
+        return False
+    handle.close()
+    return True
 
 
 def run_results(request: HttpRequest, pk: int) -> FileResponse:
@@ -185,17 +211,18 @@ def run_results(request: HttpRequest, pk: int) -> FileResponse:
 
     Security behavior: researchers only (others get 404, as release files do); the path comes from the
     run's row, never from the request, and is served only when it resolves inside
-    ``<VAR_DIR>/benchmarks`` (a row pointing elsewhere, or a symbolic link out of it, is refused).
+    ``<VAR_DIR>/benchmarks`` (a row pointing elsewhere, or a symbolic link out of it, is refused) or
+    names a ``benchmarks/`` object of this host's shared storage (streamed from there).
     """
     if not can_view(request):
         raise Http404("No such run")
     run = get_object_or_404(BenchmarkRun, pk=pk)
-    path = results_file(run)
-    if path is None:
+    handle = results_file(run)
+    if handle is None:
         logger.warning("BenchmarkRun(%s): no results file to serve (%r)", pk, run.results_path)
         raise Http404(f"BenchmarkRun({pk}) has no per-item results")
     return FileResponse(
-        path.open("rb"),
+        handle,
         as_attachment=True,
         filename=f"{run.release.name}-{run.release.version}-{run.system}-{run.split}-run{run.pk}.json",
         content_type="application/json",

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from django import forms
-from django.conf import settings
 
 from annotation.models import Batch, Corpus
 from crowd.aggregation import DAWID_SKENE, MACE_METHOD, MAJORITY
@@ -105,7 +104,7 @@ class ReleaseForm(forms.Form):
         request = ExportRequest(
             name=data["name"].strip(),
             version=data["version"].strip(),
-            out_dir=str(settings.CROWDQA_RELEASES_DIR),
+            out_dir="",  # the CROWDQA_RELEASES_DIR of the worker that builds it
             corpus=(data.get("corpus") or None) if by_corpus else None,
             batches=() if by_corpus else tuple(int(b) for b in data.get("batches") or ()),
             ratios=(data["ratio_train"], data["ratio_val"], data["ratio_test"]),

@@ -102,14 +102,15 @@ class ReleaseDetailView(ResearcherRequiredMixin, DetailView):
         """Manifest, card HTML, file rows, verification, diff choices and result, benchmark link."""
         context = super().get_context_data(**kwargs)
         release: Release = self.object
-        root = Path(release.path)
         context["benchmarks_url"] = _benchmarks_url(release)
         context["others"] = list(
             Release.objects.filter(name=release.name).exclude(pk=release.pk).order_by("-created", "-pk")
         )
         from exports.release_files import MANIFEST, ReleaseError, read_manifest
+        from exports.release_store import release_root
 
         try:
+            root = release_root(release)
             manifest = read_manifest(root)
         except ReleaseError as exc:
             context["error"] = str(exc)
@@ -158,11 +159,12 @@ class ReleaseDetailView(ResearcherRequiredMixin, DetailView):
         if other is None:
             return {"error": f"no other release named {release.name!r} with id {raw!r}"}
         from exports.release_files import ReleaseError, diff_releases
+        from exports.release_store import release_root
 
         older_first = (other.created, other.pk) <= (release.created, release.pk)
         old, new = (other, release) if older_first else (release, other)
         try:
-            diff = diff_releases(Path(old.path), Path(new.path))
+            diff = diff_releases(release_root(old), release_root(new))
         except ReleaseError as exc:
             return {"error": str(exc), "old": old, "new": new}
         return {
@@ -190,10 +192,11 @@ def release_file(request: HttpRequest, pk: int, relpath: str) -> FileResponse:
     if not can_view(request):
         raise Http404("No such release file")
     release = get_object_or_404(Release, pk=pk)
-    root = Path(release.path).resolve()
     from exports.release_files import ReleaseError, read_manifest
+    from exports.release_store import release_root
 
     try:
+        root = release_root(release).resolve()
         listed = listed_files(read_manifest(root))
     except ReleaseError as exc:
         raise Http404(f"Release({pk}): {exc}") from exc
@@ -261,10 +264,11 @@ def release_archive(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     if not can_view(request):
         raise Http404("No such release")
     release = get_object_or_404(Release, pk=pk)
-    root = Path(release.path).resolve()
     from exports.release_files import ReleaseError, read_manifest
+    from exports.release_store import release_root
 
     try:
+        root = release_root(release).resolve()
         listed = sorted(listed_files(read_manifest(root)))
     except ReleaseError as exc:
         raise Http404(f"Release({pk}): {exc}") from exc

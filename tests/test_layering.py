@@ -74,6 +74,7 @@ CONFIG_FOUNDATION = (
     "config.broker",
     "config.commands",
     "config.atomic",
+    "config.storage",
 )
 
 

@@ -30,6 +30,8 @@ NON_IMPORT_USES: dict[str, tuple[str, str]] = {
     # Django loads its middleware and static-files storage by dotted path.
     "whitenoise": ("config/settings.py", '"whitenoise.middleware.WhiteNoiseMiddleware"'),
     "django-axes": ("config/settings.py", '"axes.middleware.AxesMiddleware"'),
+    # Django loads the shared storage's S3 backend by dotted path (CROWDQA_STORAGE_URL).
+    "django-storages": ("config/storage.py", '"storages.backends.s3.S3Storage"'),
     # An installed app: the API docs' Swagger UI files, served from this server.
     "drf-spectacular-sidecar": ("config/settings.py", '"drf_spectacular_sidecar"'),
     # spaCy loads its pipeline by package name.

@@ -448,6 +448,7 @@ def document_page_image(request: HttpRequest, token: str, pk: int, page: int) ->
     Security behavior: an assignment or preview token names the HIT; only that HIT's own document is
     served, and a width that is not a number is a 404.
     """
+    from config.storage import local_media_path
     from worker.pdf_render import render_page
 
     document = _document_of(token, pk)
@@ -455,7 +456,8 @@ def document_page_image(request: HttpRequest, token: str, pk: int, page: int) ->
         raise Http404(f"Document({pk}) has no PDF")
     try:
         width = int(request.GET.get("width", "900"))
-        path = render_page(document.pdf.path, page, width, settings.MEDIA_ROOT / "page-images")
+        pdf = local_media_path(document.pdf)  # this host's copy when media live in the shared storage
+        path = render_page(pdf, page, width, settings.MEDIA_ROOT / "page-images")
     except (ValueError, FileNotFoundError) as exc:
         raise Http404(str(exc)) from exc
     response = FileResponse(open(path, "rb"), content_type="image/png")

@@ -41,10 +41,15 @@ def _suggester(model_dir: str) -> Any:
 
 
 def suggester() -> Any:
-    """The trained ranker in ``CROWDQA_MODEL_DIR/distractors``, or the named WordNet fallback."""
-    from distractors.tasks import model_dir
+    """The current trained ranker, or the named WordNet fallback.
 
-    return _suggester(str(model_dir()))
+    The ranker's directory names its version when it comes from the shared storage
+    (:func:`distractors.model_store.current_model_dir`), so a ranker retrained on another host gives a
+    new key and replaces the one this process holds.
+    """
+    from distractors.model_store import current_model_dir
+
+    return _suggester(str(current_model_dir()))
 
 
 def _suggest(pair: QAPair, top: int) -> list[Distractor]:

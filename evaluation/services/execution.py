@@ -25,6 +25,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from config.atomic import atomic_write
+from config.storage import share_file
 from evaluation import metrics as metrics_module
 from evaluation.baselines import SystemOptions, run_system
 from evaluation.entailment import EntailmentJudge, entailment_item_scores
@@ -44,6 +45,7 @@ from evaluation.services.items import (
     load_split_items,
 )
 from evaluation.services.runs import MCQ_KIND, empty_split_message
+from exports.release_store import release_root
 
 logger = logging.getLogger(__name__)
 
@@ -137,7 +139,7 @@ def _adapter_for(run: BenchmarkRun, recorder: ProgressRecorder, timings: dict[st
     from evaluation.sft import SftConfig, finetune_lora  # another module; imported only when needed
 
     config = SftConfig(**(run.params.get("sft") or {}))
-    train_items = load_split_items(Path(run.release.path), "train", decoding=_decoding(run))
+    train_items = load_split_items(release_root(run.release), "train", decoding=_decoding(run))
     out_dir = benchmarks_dir() / "adapters" / f"run-{run.pk}"
     result = finetune_lora(train_items, out_dir, config, progress=recorder.stage("finetune"))
     run.params = {
@@ -215,10 +217,11 @@ def _write_json_atomic(path: Path, data: Any) -> None:
 
 
 def _write_results(run: BenchmarkRun, document: dict[str, Any]) -> str:
-    """Write a run's per-item results to ``<benchmarks_dir>/<run id>.json``; returns the path."""
+    """Write a run's per-item results to ``<benchmarks_dir>/<run id>.json``; returns where the row keeps
+    it: that path, or with a shared storage the URL of its copy there (any host's pages open it)."""
     path = benchmarks_dir() / f"{run.pk}.json"
     _write_json_atomic(path, document)
-    return str(path)
+    return share_file(path, f"benchmarks/{path.name}")
 
 
 def run_header(run: BenchmarkRun) -> dict[str, Any]:
@@ -298,7 +301,9 @@ def execute_run(run_id: int, notify: Optional[ProgressNotifier] = None) -> Bench
             return run
         metrics = tuple(run.metrics_requested)
         clock = time.perf_counter()
-        items = load_split_items(Path(run.release.path), run.split, run.params.get("limit"), _decoding(run))
+        items = load_split_items(
+            release_root(run.release), run.split, run.params.get("limit"), _decoding(run)
+        )
         if not items:
             raise BenchmarkInputError(empty_split_message(run.release, run.split))
         timings["load"] = time.perf_counter() - clock

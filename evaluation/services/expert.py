@@ -25,6 +25,7 @@ from annotation.platforms import Platform
 from annotation.services.batches import BatchSpecError
 from exports.models import Release
 from exports.release_files import load_index
+from exports.release_store import release_root
 
 logger = logging.getLogger(__name__)
 
@@ -135,7 +136,7 @@ def create_expert_batch(
         ExpertBatchError: see :func:`sample_item_ids` and :func:`pairs_for_item_ids`; also for a
             multiple-choice release or pairs without a syllabus or from several corpora.
     """
-    release_dir = Path(release.path)
+    release_dir = release_root(release)
     ids = sample_item_ids(release_dir, split, sample, seed)
     index = load_index(release_dir)["items"]
     pairs = pairs_for_item_ids(ids, {item: index[item].get("document", "") for item in ids})

@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from annotation.hits import handler_for, kinds_where
 from annotation.models import Assignment, Batch, ExpertAnswer
+from config.storage import share_file
 from evaluation.agreement import AgreementItem, agreement
 from evaluation.factqa import JsonFileJudgeCache, JudgeCache, fact_qa_item_scores
 from evaluation.llm import LLMBackend
@@ -191,7 +192,7 @@ def compute_human_agreement(
     run.metrics = result.metrics
     run.stratified = result.stratified
     run.timings = {"agreement": round(seconds, 3)}
-    run.results_path = str(path)
+    run.results_path = share_file(path, f"benchmarks/{path.name}")
     run.status = BenchmarkRun.Status.DONE
     run.finished = timezone.now()
     run.save(update_fields=["metrics", "stratified", "timings", "results_path", "status", "finished"])

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from evaluation.llm import HFCausalLMBackend, OpenAIChatBackend
@@ -29,6 +28,7 @@ from evaluation.models import BenchmarkRun
 from evaluation.services.execution import ProgressRecorder, run_header
 from evaluation.services.items import BenchmarkInputError
 from evaluation.services.runs import empty_split_message
+from exports.release_store import release_root
 
 WriteResults = Callable[[BenchmarkRun, dict[str, Any]], str]
 
@@ -63,7 +63,7 @@ def run_mcq(
         evaluation.mcq.MCQInputError, evaluation.llm.LLMError: a bad file or a failing model/endpoint.
     """
     clock = time.perf_counter()
-    items = read_mcq_split(Path(run.release.path), run.split)
+    items = read_mcq_split(release_root(run.release), run.split)
     limit = run.params.get("limit")
     items = items[:limit] if limit else items
     if not items:

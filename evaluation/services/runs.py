@@ -36,6 +36,7 @@ from evaluation.services.items import (
 )
 from exports.models import Release
 from exports.release_files import ReleaseError, read_manifest
+from exports.release_store import release_root
 from exports.services.releases import register_release
 
 logger = logging.getLogger(__name__)
@@ -326,10 +327,10 @@ def prepare_run(request: RunRequest, *, force: bool = False) -> tuple[BenchmarkR
     release = register_release(request.release_dir)
     # Fails early, naming missing syllabi or a bad file; a split without items is refused (n=0).
     if mcq:
-        n_items = len(read_mcq_split(Path(release.path), request.split)[: request.limit])
+        n_items = len(read_mcq_split(release_root(release), request.split)[: request.limit])
     else:
         n_items = len(
-            load_split_items(Path(release.path), request.split, request.limit, request.syllabus_decoding)
+            load_split_items(release_root(release), request.split, request.limit, request.syllabus_decoding)
         )
     if n_items == 0:
         raise BenchmarkInputError(empty_split_message(release, request.split))

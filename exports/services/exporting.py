@@ -103,7 +103,9 @@ class ExportRequest:
     Attributes:
         name: dataset name (letters, digits, ``.``, ``_``, ``-``).
         version: release version, same characters.
-        out_dir: the folder the release directory ``<name>-<version>`` is written into.
+        out_dir: the folder the release directory ``<name>-<version>`` is written into; empty: the
+            ``CROWDQA_RELEASES_DIR`` of the host that runs the job (the New release page leaves it
+            empty, so a worker on another host never writes into the web host's path).
         corpus: export this corpus's pairs (rejected ones left out); or
         batches: export the approved pairs of these batches.
         ratios: train/val/test shares (group mode).
@@ -121,7 +123,7 @@ class ExportRequest:
 
     name: str
     version: str
-    out_dir: str
+    out_dir: str = ""
     corpus: Optional[str] = None
     batches: tuple[int, ...] = ()
     ratios: tuple[float, float, float] = DEFAULT_RATIOS
@@ -138,7 +140,14 @@ class ExportRequest:
     @property
     def destination(self) -> Path:
         """The release directory this request writes."""
-        return Path(self.out_dir) / f"{self.name}-{self.version}"
+        return self.folder / f"{self.name}-{self.version}"
+
+    @property
+    def folder(self) -> Path:
+        """The folder the release directory is written into (see ``out_dir``)."""
+        from django.conf import settings
+
+        return Path(self.out_dir or settings.CROWDQA_RELEASES_DIR)
 
     def to_params(self) -> dict[str, Any]:
         """JSON-safe form for ``Job.params``."""
@@ -197,7 +206,10 @@ def validate_request(request: ExportRequest, *, resuming: bool = False) -> None:
                 label, f"release {label} {value!r}: use letters, digits, '.', '_' and '-' only"
             )
     taken = registered_as(request.name, request.version)
-    if taken is not None and not (resuming and Path(taken.path) == request.destination.resolve()):
+    from exports.release_store import stored_url
+
+    own_paths = (str(request.destination.resolve()), stored_url(request.destination))
+    if taken is not None and not (resuming and taken.path in own_paths):
         raise ExportRequestError(
             "version",
             f"release {taken} is registered already as Release({taken.pk}) at {taken.path}; "
@@ -422,7 +434,7 @@ def _build(job: Job, request: ExportRequest) -> tuple[Path, list[SplitProblem]]:
         records,
         name=request.name,
         version=request.version,
-        out_dir=Path(request.out_dir),
+        out_dir=request.folder,
         formats=request.formats,
         ratios=request.ratios,
         seed=request.seed,
@@ -444,6 +456,7 @@ def _build(job: Job, request: ExportRequest) -> tuple[Path, list[SplitProblem]]:
 def _export_work(job: Job) -> dict[str, Any]:
     """The body of an export job (run by :meth:`annotation.models.Job.run`); returns the job's result."""
     from exports.release_files import ReleaseError, read_manifest
+    from exports.release_store import store_release
     from exports.services.releases import register_release
 
     request = ExportRequest.from_params(job.params)
@@ -463,7 +476,7 @@ def _export_work(job: Job) -> dict[str, Any]:
         job.result = {"written": str(path.resolve()), "warnings": warnings}
         job.save(update_fields=["result"])
     job.report(3)
-    release = register_release(path)
+    release = register_release(path, stored_at=store_release(path))
     manifest = read_manifest(path)
     split = manifest.get("split") or {}
     job.report(4)

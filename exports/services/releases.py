@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from exports.models import Release
 from exports.release_files import MANIFEST, ReleaseError, read_manifest
+from exports.release_store import is_stored
 
 logger = logging.getLogger(__name__)
 
@@ -40,14 +41,14 @@ def _manifest_digest(directory: Path) -> Optional[str]:
         return None
 
 
-def _row_values(directory: Path, manifest: dict[str, Any], digest: str) -> dict[str, Any]:
+def _row_values(recorded: str, manifest: dict[str, Any], digest: str) -> dict[str, Any]:
     """Catalogue fields taken from a manifest."""
     split = manifest.get("split") or {}
     created = datetime.fromisoformat(manifest["created"]) if manifest.get("created") else timezone.now()
     if timezone.is_naive(created):
         created = timezone.make_aware(created, UTC)
     return {
-        "path": str(directory),
+        "path": recorded,
         "manifest_sha256": digest,
         "kind": manifest.get("kind", ""),
         "counts": split.get("counts") or {},
@@ -64,11 +65,14 @@ def registered_as(name: str, version: str) -> Optional[Release]:
     return Release.objects.filter(name=name, version=version).order_by("pk").first()
 
 
-def register_release(path: Path | str) -> Release:
+def register_release(path: Path | str, stored_at: Optional[str] = None) -> Release:
     """Return the catalogue row of the release at ``path``, creating it from its manifest on first use.
 
     Args:
         path: a release directory (one holding ``manifest.json``).
+        stored_at: the release's URL in the shared storage when it was copied there
+            (:func:`exports.release_store.store_release`); the row records it instead of ``path``, so
+            every host finds the release.
 
     Returns:
         The existing or new :class:`~exports.models.Release` (see the module docstring for copies and
@@ -80,6 +84,7 @@ def register_release(path: Path | str) -> Release:
             (releases are immutable; a changed one is a different release and needs a new version).
     """
     directory = Path(path).resolve()
+    recorded = stored_at or str(directory)
     manifest = read_manifest(directory)
     digest = _manifest_digest(directory)
     assert digest is not None  # read_manifest just read it
@@ -88,9 +93,7 @@ def register_release(path: Path | str) -> Release:
             raise ReleaseError(f"{directory / MANIFEST}: no '{key}'; not a crowdqa release manifest")
     name, version = str(manifest["name"]), str(manifest["version"])
     with transaction.atomic():
-        at_path = (
-            Release.objects.select_for_update(of=("self",)).filter(path=str(directory)).order_by("pk").first()
-        )
+        at_path = Release.objects.select_for_update(of=("self",)).filter(path=recorded).order_by("pk").first()
         if at_path is not None:
             if at_path.manifest_sha256 != digest:
                 raise ReleaseError(
@@ -111,22 +114,22 @@ def register_release(path: Path | str) -> Release:
                     f"at {named.path} with a different manifest; releases are immutable, choose a new "
                     "version"
                 )
-            if _manifest_digest(Path(named.path)) == digest:
+            if is_stored(named.path) or _manifest_digest(Path(named.path)) == digest:
                 logger.info("Release(%s) %s: %s is a copy of %s", named.pk, named, directory, named.path)
                 return named
-            logger.info("Release(%s) %s moved from %s to %s", named.pk, named, named.path, directory)
-            named.path = str(directory)
+            logger.info("Release(%s) %s moved from %s to %s", named.pk, named, named.path, recorded)
+            named.path = recorded
             named.save(update_fields=["path"])
             return named
         try:
             with transaction.atomic():
                 release = Release.objects.create(
-                    name=name, version=version, **_row_values(directory, manifest, digest)
+                    name=name, version=version, **_row_values(recorded, manifest, digest)
                 )
         except IntegrityError as exc:
             # Another process registered the same name/version or path between our check and insert.
             raise ReleaseError(
                 f"{directory}: release {name} {version} was registered concurrently; register it again"
             ) from exc
-    logger.info("Release(%s) %s registered at %s", release.pk, release, directory)
+    logger.info("Release(%s) %s registered at %s", release.pk, release, recorded)
     return release

@@ -186,7 +186,7 @@ def test_retry_after_a_crash_between_writing_and_registering(tmp_path: Path, mon
 
     real_register = releases.register_release
 
-    def killed(path):
+    def killed(path, stored_at=None):  # noqa: ANN001, ANN202
         raise RuntimeError("worker lost")
 
     monkeypatch.setattr(releases, "register_release", killed)

@@ -9,9 +9,9 @@ from typing import Any
 from django.core.management.base import CommandError
 
 from config.commands import JsonCommand
+from distractors.model_store import current_model_dir
 from distractors.ranker import load_suggester
 from distractors.suggestion import suggest_many
-from distractors.tasks import model_dir
 
 
 class Command(JsonCommand):
@@ -28,7 +28,7 @@ class Command(JsonCommand):
         parser.add_argument("--output", type=Path, help="Where to write the JSON lines with suggestions.")
         parser.add_argument("--top", type=int, default=6, help="How many suggestions (default 6).")
         parser.add_argument(
-            "--model-dir", type=Path, help="Model directory (default CROWDQA_MODEL_DIR/distractors)."
+            "--model-dir", type=Path, help="Model directory (default: the ranker this host serves)."
         )
         parser.add_argument("--json", action="store_true", help="Print JSON (the default).")
 
@@ -38,7 +38,7 @@ class Command(JsonCommand):
         single = options["question"] is not None or options["answer"] is not None
         if single == (options["input"] is not None):
             raise CommandError("give either --question and --answer, or --input and --output")
-        suggester = load_suggester(options["model_dir"] or model_dir())
+        suggester = load_suggester(options["model_dir"] or current_model_dir())
         source = type(suggester).__name__
         if single:
             if not options["question"] or not options["answer"]:

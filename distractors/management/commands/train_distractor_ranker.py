@@ -59,7 +59,8 @@ class Command(JsonCommand):
                 "sciq_dir": str(options["sciq"]) if options["sciq"] else None,
                 "n_trees": options["trees"],
                 "max_questions": options["max_questions"],
-                "out_dir": str(options["out"] or model_dir()),
+                # no --out: the worker's own CROWDQA_MODEL_DIR, published to the shared storage
+                "out_dir": str(options["out"]) if options["out"] else None,
                 "deterministic": options["deterministic"],
             },
         )
@@ -72,5 +73,6 @@ class Command(JsonCommand):
         train_ranker(job.pk)
         job.refresh_from_db()
         self.emit(
-            {"job": job.pk, "status": job.status, **job.result}, [f"Model saved to {job.params['out_dir']}."]
+            {"job": job.pk, "status": job.status, **job.result},
+            [f"Model saved to {job.params['out_dir'] or model_dir()}."],
         )

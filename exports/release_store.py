@@ -1,0 +1,119 @@
+"""Releases in the shared storage (``CROWDQA_STORAGE_URL``), so any host reads what a worker built.
+
+A release is built into a local directory (``CROWDQA_RELEASES_DIR`` of the worker that ran the export)
+and, when a shared storage is configured, copied to ``releases/<folder>/`` there (every file of the
+manifest, ``manifest.json`` last, so a reader that sees the manifest finds every file it lists). The
+catalogue row then records the storage URL (``s3://bucket/prefix/releases/<folder>``) as its ``path``.
+
+A host that reads a stored release (a page, a download, a benchmark) fetches it once into its own cache,
+``CROWDQA_CACHE_DIR/releases/<folder>-<manifest sha256 prefix>/``, and uses it only after the copy
+matches the catalogue's manifest digest and every file matches the manifest (sha256, size, rows):
+a release changed in the bucket is refused, never served. The copy is fetched into a temporary
+directory and renamed into place, so two processes of one host never see half a release.
+
+Without a shared storage (the demo) the row's ``path`` is the local directory, used as it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from config.storage import cache_dir, download_file, read_bytes, shared_location, upload_bytes, upload_file
+from exports.models import Release
+from exports.release_files import MANIFEST, ReleaseError, read_manifest, verify_release
+
+logger = logging.getLogger(__name__)
+
+PREFIX = "releases"
+
+
+def is_stored(path: str) -> bool:
+    """Whether a catalogue ``path`` names a release in the shared storage (not a local directory)."""
+    return path.startswith("s3://")
+
+
+def stored_url(directory: Path) -> str | None:
+    """The storage URL a release built in ``directory`` gets, or None without a shared storage."""
+    location = shared_location()
+    return location.url_of(f"{PREFIX}/{Path(directory).name}") if location is not None else None
+
+
+def store_release(directory: Path) -> str | None:
+    """Copy a verified release directory to the shared storage; its storage URL, or None without one.
+
+    Raises:
+        ReleaseIntegrityError: the local release does not match its own manifest (nothing is copied).
+    """
+    location = shared_location()
+    if location is None:
+        return None
+    directory = Path(directory)
+    verify_release(directory)
+    manifest = read_manifest(directory)
+    base = f"{PREFIX}/{directory.name}"
+    for entry in manifest["files"]:
+        upload_file(directory / entry["path"], f"{base}/{entry['path']}")
+    upload_bytes(f"{base}/{MANIFEST}", (directory / MANIFEST).read_bytes())
+    logger.info(
+        "release %s copied to %s (%d files)", directory, location.url_of(base), len(manifest["files"])
+    )
+    return location.url_of(base)
+
+
+def _fetch(release: Release, key: str, target: Path) -> None:
+    """Fetch the stored release at ``key`` into ``target`` (absent), verified, or raise ReleaseError."""
+    manifest_bytes = read_bytes(f"{key}/{MANIFEST}")
+    digest = hashlib.sha256(manifest_bytes).hexdigest()
+    if digest != release.manifest_sha256:
+        raise ReleaseError(
+            f"Release({release.pk}) {release}: the stored manifest.json changed since it was registered "
+            f"(sha256 {digest[:12]}… != {release.manifest_sha256[:12]}…); releases are immutable"
+        )
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        (staging / MANIFEST).write_bytes(manifest_bytes)
+        for entry in read_manifest(staging)["files"]:
+            relative = Path(entry["path"])
+            if relative.is_absolute() or ".." in relative.parts:
+                raise ReleaseError(f"Release({release.pk}): the manifest lists {entry['path']!r}")
+            download_file(f"{key}/{entry['path']}", staging / relative)
+        verify_release(staging)
+        try:
+            os.rename(staging, target)
+        except OSError:
+            if not (target / MANIFEST).is_file():  # not another process of this host arriving first
+                raise
+    except FileNotFoundError as exc:
+        raise ReleaseError(
+            f"Release({release.pk}) {release}: a file is missing in the storage ({exc})"
+        ) from exc
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def release_root(release: Release) -> Path:
+    """A local directory holding ``release``: its own path, or this host's verified copy of a stored one.
+
+    Raises:
+        ReleaseError: the stored release is not in this host's storage, is missing there, or does not
+            match the catalogue's manifest digest or its own manifest (ReleaseIntegrityError).
+    """
+    if not is_stored(release.path):
+        return Path(release.path)
+    location = shared_location()
+    key = location.key_of(release.path) if location is not None else None
+    if key is None:
+        raise ReleaseError(
+            f"Release({release.pk}) {release} is stored at {release.path}, outside this host's "
+            f"CROWDQA_STORAGE_URL ({location.url if location else 'unset'})"
+        )
+    target = cache_dir(PREFIX) / f"{key.rsplit('/', 1)[-1]}-{release.manifest_sha256[:16]}"
+    if not (target / MANIFEST).is_file():
+        _fetch(release, key, target)
+        logger.info("Release(%s) %s fetched from %s into %s", release.pk, release, release.path, target)
+    return target
