@@ -243,6 +243,15 @@ CELERY_BROKER_DIR = VAR_DIR / "broker"
 
 
 if REDIS_URL:
+    # Counters every process of every host must share (the REST API's throttling, Prolific's session
+    # answers) live in Redis too; with no Redis (one machine) each process keeps its own in memory.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "crowdqa",
+        }
+    }
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = {"visibility_timeout": 3600}
 else:

@@ -8,8 +8,8 @@ workers, a web server) inherit this module through ``DJANGO_SETTINGS_MODULE``; t
 ``CROWDQA_TEST_VAR_DIR`` already set and keep the ``CROWDQA_VAR_DIR`` they were given. In the first
 process media and models always live in that directory, whatever ``CROWDQA_MEDIA_ROOT`` or
 ``CROWDQA_MODEL_DIR`` say in the developer's shell, and its own Celery broker is the file broker there
-even when ``REDIS_URL`` is set: integration tests reach Redis through the ``redis_url`` fixture, which
-uses a database of its own.
+(and its cache in memory) even when ``REDIS_URL`` is set: integration tests reach Redis through the
+``redis_url`` fixture, which uses a database of its own.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from config.settings import CELERY_BROKER_DIR  # noqa: E402
 if _FIRST_PROCESS:
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = file_broker_options(CELERY_BROKER_DIR)
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # Every process of a test run closes its database connection after each request or task, as before
 # persistent connections, so that no worker or server process the tests start holds the test database
