@@ -145,10 +145,17 @@ SPECTACULAR_SETTINGS = {
 }
 WSGI_APPLICATION = "config.wsgi.application"
 
+#: A platform's own pages and scripts live in its package (crowd/providers/<platform>/templates and
+#: static), beside its traits, so no shared folder names a platform.
+PLATFORM_PACKAGES = sorted(p for p in (BASE_DIR / "crowd" / "providers").iterdir() if p.is_dir())
+
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [
+            BASE_DIR / "templates",
+            *(p / "templates" for p in PLATFORM_PACKAGES if (p / "templates").is_dir()),
+        ],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -200,6 +207,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
+STATICFILES_DIRS = [p / "static" for p in PLATFORM_PACKAGES if (p / "static").is_dir()]
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every request when it is missing
 MEDIA_URL = "media/"

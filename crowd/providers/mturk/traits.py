@@ -34,7 +34,7 @@ MTURK_WORKER_ORIGINS = ("https://www.mturk.com", "https://workersandbox.mturk.co
 MTURK_FRAME_ORIGINS = ("https://worker.mturk.com", *MTURK_WORKER_ORIGINS)
 """The MTurk pages that show a HIT in their iframe (the worker site, its classic and sandbox hosts)."""
 
-SUBMIT_PAGE = "hits/mturk_submit.html"
+SUBMIT_PAGE = "mturk/submit.html"
 """The page that posts the assignment id to MTurk's ``externalSubmit`` once the answers are stored."""
 
 MTURK_FEES = FeeSchedule(
