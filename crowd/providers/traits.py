@@ -72,6 +72,9 @@ class PlatformTraits:
         provider_path: ``module:Class`` of the platform's ``CrowdProvider``, imported when one is built.
         rejection_categories: the categories a rejection may name on the platform (empty: none; the
             reason alone is sent).
+        option_keys: launch settings of the platform's own that it reads from ``Batch.options``, handed
+            to its provider in ``PublishRequest.extra`` and taken over by a stage-2 batch (Prolific's
+            eligibility filters).
         worker_id: how the platform's worker ids look, for the release privacy gate
             (:class:`WorkerIdPattern`); None for a platform whose worker ids crowdqa makes itself.
     """
@@ -90,6 +93,7 @@ class PlatformTraits:
     config_keys: ClassVar[tuple[str, ...]] = ()
     provider_path: ClassVar[str] = ""
     rejection_categories: ClassVar[frozenset[str]] = frozenset()
+    option_keys: ClassVar[tuple[str, ...]] = ()
     worker_id: ClassVar[Optional[WorkerIdPattern]] = None
     do_not_call_in_templates: ClassVar[bool] = True
     """Templates read the traits class's attributes; Django must not instantiate it."""

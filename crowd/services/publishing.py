@@ -66,7 +66,8 @@ def publish_request(batch: Batch, provider: CrowdProvider) -> PublishRequest:
     """Translate a batch and its options into the platform-neutral ``PublishRequest``.
 
     Options read: ``locales``, ``min_approval_rate``, ``min_approved``, ``require_qualification_ids`` /
-    ``exclude_qualification_ids`` (platform ids), ``completion_code``, ``prolific_filters``.
+    ``exclude_qualification_ids`` (platform ids), ``completion_code``, and the platform's own
+    ``option_keys`` (its traits), passed as ``extra``.
 
     Raises:
         LifecycleError: a qualification is both required and excluded.
@@ -99,7 +100,7 @@ def publish_request(batch: Batch, provider: CrowdProvider) -> PublishRequest:
         require_qualifications=tuple(options.get("require_qualification_ids", ())),
         exclude_qualifications=tuple(options.get("exclude_qualification_ids", ())),
         completion_code=str(options.get("completion_code", "")),
-        extra={"prolific_filters": options.get("prolific_filters", [])},
+        extra={key: options[key] for key in traits_for(batch.provider).option_keys if key in options},
     )
 
 

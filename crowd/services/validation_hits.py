@@ -28,9 +28,9 @@ INHERITED_OPTIONS = (
     "min_approval_rate",
     "min_approved",
     "require_qualification_ids",
-    "prolific_filters",
 )
-"""Worker requirements a stage-2 batch takes from its stage-1 batch (it goes on the same platform)."""
+"""Worker requirements a stage-2 batch takes from its stage-1 batch (it goes on the same platform), with
+the platform's own launch settings (its traits' ``option_keys``)."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -185,7 +185,11 @@ def stage2_batch_for(stage1: Batch) -> Batch:
                 time_limit_minutes=stage1.time_limit_minutes,
                 budget_cap_cents=stage1.budget_cap_cents,
                 created_by=stage1.created_by,
-                options={k: stage1.options[k] for k in INHERITED_OPTIONS if k in stage1.options},
+                options={
+                    k: stage1.options[k]
+                    for k in (*INHERITED_OPTIONS, *traits_for(stage1.provider).option_keys)
+                    if k in stage1.options
+                },
             )
             if stage1.status == Batch.Status.PUBLISHED and not traits_for(child.provider).external:
                 child.publish()

@@ -147,10 +147,14 @@ def prolific_stage1(sciq_corpus, fake_prolific_server, settings, eager_celery) -
             provider="prolific",
             limit=3,
             reward_cents=80,
-            options={"stage2_assignments": 2, "locales": ["GB"]},
+            options={"stage2_assignments": 2, "locales": ["GB"], "prolific_filters": [AGE_FILTER]},
         )
     )
     return batch
+
+
+AGE_FILTER = {"filter_id": "age", "selected_range": {"lower": 18}}
+"""Prolific's own eligibility filter: a launch setting of the platform (its traits' ``option_keys``)."""
 
 
 def _prolific_submitted(batch: Batch, server, pid: str) -> Assignment:  # noqa: ANN001
@@ -180,6 +184,10 @@ def test_stage2_on_prolific__study_gets_places_for_each_validation_hit_once(
     assert study["total_available_places"] == 2  # one HIT, two validators
     assert study["external_study_url"].startswith(f"http://testserver/hit/{stage2.pk}/")
     assert stage2.options["locales"] == ["GB"]  # worker requirements follow stage 1
+    assert stage2.options["prolific_filters"] == [AGE_FILTER]  # and so do the platform's own settings
+    assert (
+        AGE_FILTER in study["filters"] and AGE_FILTER in fake.studies[prolific_stage1.platform_ref]["filters"]
+    )
 
     _approve(
         _prolific_submitted(prolific_stage1, fake_prolific_server, "P2"), django_capture_on_commit_callbacks

@@ -58,6 +58,7 @@ class FakeProvider(CrowdProvider):
     config_keys = ()
     rejection_categories = frozenset()
     worker_id = None  # tests name its workers; no release holds them
+    option_keys = ()
     provider_path = "crowd.providers.fake.provider:FakeProvider"
 
     def __init__(self) -> None:

@@ -70,6 +70,7 @@ class ProlificTraits(PlatformTraits):
         "PROLIFIC_WEBHOOK_SECRET",
     )
     provider_path = "crowd.providers.prolific.provider:ProlificProvider"
+    option_keys = ("prolific_filters",)
     worker_id = WorkerIdPattern(
         kind="prolific_id", pattern=re.compile(r"\b[0-9a-f]{24}\b"), gate=re.compile(r"[0-9a-f]{24}")
     )

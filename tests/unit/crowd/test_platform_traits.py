@@ -119,3 +119,25 @@ def test_worker_id_patterns__each_platform_describes_its_own_ids_for_the_privacy
         ("mturk_worker_id", "A1B2C3D4E5F6G7"),
         ("prolific_id", "5f8a1b2c3d4e5f6a7b8c9d0e"),
     ]
+
+
+@pytest.mark.django_db
+def test_option_keys__only_the_batchs_own_platform_gets_its_launch_settings() -> None:
+    from annotation.models import Batch
+    from crowd.services.publishing import publish_request
+    from tests.factories import make_textbook
+
+    corpus = make_textbook("opts", ["A passage about cells and their parts."])
+    filters = [{"filter_id": "age", "selected_range": {"lower": 18}}]
+    made = {
+        provider: Batch.objects.create(
+            name=provider,
+            kind="sciq_question",
+            provider=provider,
+            corpus=corpus,
+            options={"prolific_filters": filters},
+        )
+        for provider in ("prolific", "mturk")
+    }
+    assert publish_request(made["prolific"], FakeProvider()).extra == {"prolific_filters": filters}
+    assert publish_request(made["mturk"], FakeProvider()).extra == {}
