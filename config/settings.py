@@ -302,6 +302,9 @@ PROLIFIC_RETRIES = int(os.environ.get("PROLIFIC_RETRIES", "8"))
 # A bonus whose pay answer was lost is settled from the platform's record; Prolific pays asynchronously,
 # so "not listed" means "not paid" (and the bonus is sent again) only this many seconds after the request.
 CROWDQA_PAYMENT_SETTLE_SECONDS = float(os.environ.get("CROWDQA_PAYMENT_SETTLE_SECONDS", "600"))
+# Sync reads only the end of a Prolific study's submission list (where work can still change); at least
+# this often it reads the whole list again.
+CROWDQA_FULL_SYNC_HOURS = float(os.environ.get("CROWDQA_FULL_SYNC_HOURS", "24"))
 PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
 PROLIFIC_WEBHOOK_SECRET = os.environ.get("PROLIFIC_WEBHOOK_SECRET", "")

@@ -280,7 +280,11 @@ class BatchPlatformState(models.Model):
     and ``publish_ref`` the HIT type or study it created; ``stopped_for_good`` a batch whose units the
     platform expired for good (``stop_is_final``); ``screening_qualification`` the platform qualification
     created for a screening batch (MTurk qualification type, Prolific participant group);
-    ``attention_reason`` why sync stopped on the batch (its units are gone).
+    ``attention_reason`` why sync stopped on the batch (its units are gone). ``sync_cursor`` is where an
+    unfinished sync pass stopped (the next run goes on from there), ``sync_from`` where the next pass
+    starts on a platform whose list only grows at its end (Prolific: the first page holding work that
+    can still change), ``full_synced_at`` when a pass last read the whole list
+    (:mod:`crowd.services.sync_pass`).
     """
 
     batch = models.OneToOneField(
@@ -298,6 +302,10 @@ class BatchPlatformState(models.Model):
     )
     attention_reason = models.TextField(blank=True, default="")
     attention_at = models.DateTimeField(null=True, blank=True)
+    sync_cursor = models.JSONField(null=True, blank=True, help_text="Where an unfinished sync pass stopped.")
+    sync_from = models.JSONField(null=True, blank=True, help_text="Where the next sync pass starts.")
+    synced_at = models.DateTimeField(null=True, blank=True)
+    full_synced_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"BatchPlatformState(Batch({self.batch_id}))"

@@ -26,10 +26,10 @@ import abc
 import enum
 import logging
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Optional, Protocol, runtime_checkable
+from typing import Any, Optional, Protocol, runtime_checkable
 
 from crowd.providers.traits import PlatformTraits
 
@@ -284,6 +284,28 @@ class PaymentRecord:
     platform_ref: str = ""
     updated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     error: str = ""
+
+
+@dataclass(frozen=True)
+class SubmissionPage:
+    """One step of a resumable listing of a batch's submissions (``CrowdProvider.submission_pages``).
+
+    Attributes:
+        submissions: what this step lists.
+        units: the platform units (MTurk HITs) whose every submission this step lists, so work of these
+            units absent from ``submissions`` is missing; None when the step is a page of one list
+            over the whole batch (Prolific) and missing work is known only at the end of the pass.
+        start: the cursor that produced this step (give it back to list this step again).
+        next: the cursor of the following step; None when this was the last.
+        first: this step starts a pass from the beginning (a stored cursor no longer fitted the
+            platform's list, so the provider started again): anything counted before it is void.
+    """
+
+    submissions: tuple[PlatformSubmission, ...]
+    units: Optional[tuple[str, ...]]
+    start: Optional[dict[str, Any]]
+    next: Optional[dict[str, Any]]
+    first: bool = False
 
 
 @dataclass(frozen=True)
@@ -550,6 +572,26 @@ class CrowdProvider(PlatformTraits, abc.ABC):
         """Send a message to workers (batched as the platform requires)."""
 
     # --- sync ----------------------------------------------------------------------------------------
+
+    def submission_pages(
+        self,
+        batch: PublishedBatch,
+        cursor: Optional[Mapping[str, Any]] = None,
+        skip_units: frozenset[str] = frozenset(),
+    ) -> Iterator[SubmissionPage]:
+        """List the batch's submissions step by step, each step resumable from its cursor.
+
+        Why: a sync of thousands of submissions that dies (kill, throttling that outlasts the retries)
+        must not start again from the first page; the caller stores each step's ``next`` cursor and
+        gives it back on the next run. By default one step lists everything (``list_submissions``).
+
+        Args:
+            batch: the published batch.
+            cursor: a ``next`` (or ``start``) cursor this provider gave earlier; None from the start.
+            skip_units: platform units not to read (nothing on them can change any more).
+        """
+        subs = tuple(s for s in self.list_submissions(batch) if s.platform_unit_id not in skip_units)
+        yield SubmissionPage(submissions=subs, units=None, start=None, next=None, first=True)
 
     def reconcile(self, batch: PublishedBatch, local: Mapping[str, SubmissionStatus]) -> ReconcileReport:
         """Compare the platform's submissions with the local statuses by assignment id.

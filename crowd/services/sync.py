@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any, Optional
 
 from django.db import IntegrityError, transaction
@@ -27,7 +26,7 @@ from annotation.hits import handler_for
 from annotation.models import HIT, Assignment, Batch, IllegalTransition
 from crowd.models import BatchPlatformState, Worker
 from crowd.providers import errors
-from crowd.providers.base import PlatformSubmission, SubmissionStatus
+from crowd.providers.base import PlatformSubmission, PublishedBatch, SubmissionStatus
 from crowd.providers.local.provider import NEUTRAL_STATUS
 from crowd.providers.traits import hosted_platforms, traits_for
 from crowd.services import local_review
@@ -36,6 +35,7 @@ from crowd.services.lifecycle import LifecycleError, provider_for
 from crowd.services.publishing import follows_parent, publish, publish_pending_hits, published_of
 from crowd.services.qualifications import qualify_worker, retry_pending_grants
 from crowd.services.review import NO_WORK_ON_FILE, record_approval
+from crowd.services.sync_pass import SyncPass, still_changing
 
 logger = logging.getLogger(__name__)
 
@@ -333,49 +333,95 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
     batch.refresh_from_db()
     published = published_of(batch)
     if published is not None and traits_for(batch.provider).external:
-        provider = provider_for(batch)
-        settled = settled_units(batch)
-        if settled:  # nothing on these HITs can change: they are not asked for again
-            published = replace(
-                published, units=tuple(u for u in published.units if u.platform_id not in settled)
-            )
-        counts["units_skipped"] = len(settled)
-        rows = list(
-            Assignment.objects.filter(hit__batch=batch)
-            .exclude(platform_ref="")
-            .exclude(hit__platform_ref__in=settled)
-            .select_related("hit__batch")
-        )
-        local = {a.platform_ref: NEUTRAL_STATUS[a.status] for a in rows}
-        by_ref = {a.platform_ref: a for a in rows}
         try:
-            report = provider.reconcile(published, local)
+            _read_platform(batch, published, counts)
         except errors.NotFoundError as exc:
             counts[NEEDS_ATTENTION] = f"{batch.provider} no longer knows this batch: {exc}"
             _mark_attention(batch, counts[NEEDS_ATTENTION])
             logger.warning("Batch(%s) needs attention: %s", batch.pk, exc)
             return counts
         except (errors.RateLimitedError, errors.TransientError) as exc:
-            raise TransientSyncError(f"Batch({batch.pk}) sync with {batch.provider}: {exc}") from exc
+            raise TransientSyncError(
+                f"Batch({batch.pk}) sync with {batch.provider} stopped after {counts.get('steps', 0)} "
+                f"step(s); the next run goes on from there: {exc}"
+            ) from exc
         except errors.ProviderError as exc:
             raise SyncError(f"Batch({batch.pk}) sync with {batch.provider}: {exc}") from exc
         if BatchPlatformState.of(batch.pk).attention_reason:
             _mark_attention(batch, None)
-        for sub in report.new:
-            _restore(batch, sub, counts)
-        for sub in report.changed:
-            _apply(by_ref[sub.platform_assignment_id], sub, counts)
-        counts["unchanged"] = report.unchanged_count
-        missing = [by_ref[ref] for ref in report.missing]
-        known = [a for a in missing if _missing_resolved(a)]
-        counts["missing"] = len(missing) - len(known)
-        counts["missing_known"] = len(known)
-        _resolve_missing(batch, [a for a in missing if not _missing_resolved(a)], counts)
     for hit in HIT.objects.filter(batch=batch, status=HIT.Status.OPEN):
         hit.complete_if_done()
     counts["budget_stopped"] = enforce_budget(batch)
     logger.info("Batch(%s) synced: %s", batch.pk, counts)
     return counts
+
+
+def _read_platform(batch: Batch, published: PublishedBatch, counts: dict[str, Any]) -> None:
+    """Read the batch's submissions step by step, applying each step and storing where the pass got to.
+
+    A run that stops (kill, a platform that keeps failing) leaves the cursor of the next step in
+    ``BatchPlatformState.sync_cursor``; the next run goes on from it (``resumed``). Every step is
+    compared with the local statuses as they were when the run began and applied at once, so a step
+    read twice (killed after applying, before its cursor was stored) finds its work already here.
+    """
+    provider = provider_for(batch)
+    settled = settled_units(batch)
+    counts["units_skipped"] = len(settled)
+    rows = list(
+        Assignment.objects.filter(hit__batch=batch)
+        .exclude(platform_ref="")
+        .exclude(hit__platform_ref__in=settled)
+        .select_related("hit__batch")
+    )
+    by_ref = {a.platform_ref: a for a in rows}
+    local = {ref: NEUTRAL_STATUS[a.status] for ref, a in by_ref.items()}
+    run = SyncPass.begin(batch.pk, study_wide=not traits_for(batch.provider).unit_per_hit)
+    counts["steps"] = 0
+    for page in provider.submission_pages(published, run.cursor, frozenset(settled)):
+        if page.first:
+            run.restart()
+        for sub in page.submissions:
+            known = local.get(sub.platform_assignment_id)
+            if known is None:
+                _restore(batch, sub, counts)
+            elif known != sub.status:
+                _apply(by_ref[sub.platform_assignment_id], sub, counts)
+            else:
+                counts["unchanged"] += 1
+        if page.units is not None:
+            listed = {s.platform_assignment_id for s in page.submissions}
+            units = set(page.units)
+            _settle_missing(
+                batch,
+                [a for ref, a in by_ref.items() if a.hit.platform_ref in units and ref not in listed],
+                counts,
+            )
+        ids = [s.platform_assignment_id for s in page.submissions]
+        local_now = {
+            ref: NEUTRAL_STATUS[status]
+            for ref, status in Assignment.objects.filter(hit__batch=batch, platform_ref__in=ids).values_list(
+                "platform_ref", "status"
+            )
+        }
+        run.step_done(page, still_changing=still_changing(page, local_now))
+        counts["steps"] = run.steps
+    if run.study_wide:
+        decided = (Assignment.Status.APPROVED, Assignment.Status.REJECTED)
+        _settle_missing(
+            batch,
+            [a for ref, a in by_ref.items() if ref not in run.seen and (run.full or a.status not in decided)],
+            counts,
+        )
+    run.finish()
+    counts.update(run.summary())
+
+
+def _settle_missing(batch: Batch, missing: list[Assignment], counts: dict[str, Any]) -> None:
+    """Count local work the platform did not list (new, or settled by an earlier sync); settle it."""
+    known = [a for a in missing if _missing_resolved(a)]
+    counts["missing"] += len(missing) - len(known)
+    counts["missing_known"] += len(known)
+    _resolve_missing(batch, [a for a in missing if not _missing_resolved(a)], counts)
 
 
 def _mark_attention(batch: Batch, reason: Optional[str]) -> None:

@@ -125,6 +125,7 @@ class FakeProlific:
                 ("PATCH", r"studies/(?P<id>\w+)/", self.update_study),
                 ("POST", r"studies/(?P<id>\w+)/transition/", self.transition_study),
                 ("GET", r"studies/(?P<id>\w+)/submissions/", self.list_submissions),
+                ("GET", r"submissions/", self.query_submissions),
                 ("GET", r"submissions/(?P<id>\w+)/", self.get_submission),
                 ("POST", r"submissions/(?P<id>\w+)/transition/", self.transition_submission),
                 ("POST", r"submissions/bulk-approve/", self.bulk_approve),
@@ -256,6 +257,32 @@ class FakeProlific:
         # Like Prolific, an unknown study's submission list is empty, not a 404.
         items = [s for s in self.submissions.values() if s["study_id"] == id]
         return 200, self._page(items, path, query)
+
+    def query_submissions(
+        self, body: Mapping[str, Any], query: Mapping[str, list[str]], path: str, **_: Any
+    ) -> tuple[int, Any]:
+        """``GET /submissions/?study=&ordering=started_at&page=&page_size=``, as Prolific pages it.
+
+        ``page_size`` is honoured up to the fake's own ``page_size``; a page past the end is a 404
+        ("Invalid page"), as Django REST framework answers.
+        """
+        study = (query.get("study") or [""])[0]
+        items = [s for s in self.submissions.values() if not study or s["study_id"] == study]
+        if (query.get("ordering") or [""])[0].lstrip("-") == "started_at":
+            items.sort(key=lambda s: s["started_at"], reverse=query["ordering"][0].startswith("-"))
+        size = min(int((query.get("page_size") or [self.page_size])[0]), self.page_size)
+        page = int((query.get("page") or ["1"])[0])
+        start = (page - 1) * size
+        if page < 1 or (page > 1 and start >= len(items)):
+            raise FakeProlificError(404, "Invalid page.")
+        params = {k: v[0] for k, v in query.items() if k != "page"}
+        more = "&".join(f"{k}={v}" for k, v in params.items())
+        nxt = f"{self.base_url}{path}?{more}&page={page + 1}" if start + size < len(items) else None
+        return 200, {
+            "results": items[start : start + size],
+            "_links": {"next": {"href": nxt}},
+            "meta": {"count": len(items)},
+        }
 
     def get_submission(self, body: Mapping[str, Any], id: str, **_: Any) -> tuple[int, Any]:
         return 200, self._submission(id)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Optional
 
@@ -28,6 +28,7 @@ from crowd.providers.base import (
     PublishRequest,
     PublishUnit,
     ReviewResult,
+    SubmissionPage,
     SubmissionStatus,
     advance_payment,
     already_paid,
@@ -47,6 +48,8 @@ STATUS_FROM_MTURK = {
 MTURK_FROM_STATUS = {v: k for k, v in STATUS_FROM_MTURK.items()}
 # UniqueRequestToken is honoured for 24 hours; past this age a retry must not rely on it.
 TOKEN_LIFETIME = timedelta(hours=23)
+HITS_PER_SYNC_STEP = 25
+"""HITs whose assignments one sync step lists (then sync applies them and stores where it got to)."""
 
 
 def annotation_for(batch_ref: str, unit_ref: str) -> str:
@@ -269,6 +272,43 @@ class MTurkProvider(MTurkTraits, CrowdProvider):
             for assignment in mturk_api.list_assignments_for_hit(self.client, hit_id, mturk_statuses):
                 result.append(to_submission(assignment))
         return result
+
+    def submission_pages(
+        self,
+        batch: PublishedBatch,
+        cursor: Optional[Mapping[str, Any]] = None,
+        skip_units: frozenset[str] = frozenset(),
+    ) -> Iterator[SubmissionPage]:
+        """List the assignments of ``HITS_PER_SYNC_STEP`` HITs per step, in the batch's HIT order.
+
+        The cursor names the last HIT listed (``{"after_unit": HITId}``): a resumed pass starts after
+        it. A cursor naming a HIT the batch no longer has starts the pass again (``first``).
+        """
+        hit_ids = batch.unit_ids()
+        after = (cursor or {}).get("after_unit")
+        begin = hit_ids.index(after) + 1 if after in hit_ids else 0
+        restart = bool(after) and after not in hit_ids
+        todo = [h for h in hit_ids[begin:] if h not in skip_units]
+        start: Optional[dict[str, Any]] = dict(cursor) if cursor and not restart else None
+        if not todo:
+            yield SubmissionPage(submissions=(), units=(), start=start, next=None, first=not start)
+            return
+        for offset in range(0, len(todo), HITS_PER_SYNC_STEP):
+            step = tuple(todo[offset : offset + HITS_PER_SYNC_STEP])
+            subs = tuple(
+                to_submission(assignment)
+                for hit_id in step
+                for assignment in mturk_api.list_assignments_for_hit(self.client, hit_id)
+            )
+            more = offset + HITS_PER_SYNC_STEP < len(todo)
+            yield SubmissionPage(
+                submissions=subs,
+                units=step,
+                start=start,
+                next={"after_unit": step[-1]} if more else None,
+                first=offset == 0 and not start,
+            )
+            start = {"after_unit": step[-1]}
 
     def add_assignments(self, batch: PublishedBatch, unit_platform_id: str, count: int, token: str) -> None:
         """Add assignments to one HIT (``token`` dedups a retry for 24 hours)."""

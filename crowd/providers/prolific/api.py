@@ -349,9 +349,20 @@ class Studies:
 class Submissions:
     """``/submissions/``: approve, bulk approve, reject."""
 
+    list_endpoint = "submissions/"
     detail_endpoint = "submissions/{id}/"
     transition_endpoint = "submissions/{id}/transition/"
     bulk_approve_endpoint = "submissions/bulk-approve/"
+
+    @classmethod
+    def page(cls, client: ProlificClient, study_id: str, page: int, page_size: int) -> dict[str, Any]:
+        """One page of a study's submissions, earliest start first (``GET /submissions/?study=``).
+
+        Ordered by start time, the list only grows at its end (a submission starts once), so a page
+        number and the id that opens the page locate a place in it across runs.
+        """
+        params = {"study": study_id, "ordering": "started_at", "page": page, "page_size": page_size}
+        return client.request("GET", cls.list_endpoint, params=params)
 
     @classmethod
     def retrieve(cls, client: ProlificClient, submission_id: str) -> dict[str, Any]:

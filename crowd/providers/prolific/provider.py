@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Optional
 
@@ -33,12 +33,14 @@ from crowd.providers.base import (
     PublishRequest,
     PublishUnit,
     ReviewResult,
+    SubmissionPage,
     SubmissionStatus,
     advance_payment,
     already_paid,
 )
 from crowd.providers.prolific import api as prolific_api
 from crowd.providers.prolific import errors
+from crowd.providers.prolific import pages as prolific_pages
 from crowd.providers.prolific.api import ProlificClient
 from crowd.providers.prolific.traits import ProlificTraits
 
@@ -299,6 +301,25 @@ class ProlificProvider(ProlificTraits, CrowdProvider):
             wanted = set(statuses)
             subs = [s for s in subs if s.status in wanted]
         return subs
+
+    def submission_pages(
+        self,
+        batch: PublishedBatch,
+        cursor: Optional[Mapping[str, Any]] = None,
+        skip_units: frozenset[str] = frozenset(),
+    ) -> Iterator[SubmissionPage]:
+        """The study's submissions a page at a time, earliest start first (:mod:`.pages`).
+
+        Raises:
+            ProlificNotFoundError: the study does not exist (any more).
+        """
+        study_id = batch.platform_batch_id
+        prolific_api.Studies.retrieve(self.client, study_id)  # an unknown study lists as empty
+        for page in prolific_pages.pages(self.client, study_id, cursor):
+            subs = tuple(to_submission(item, study_id) for item in page.items)
+            yield SubmissionPage(
+                submissions=subs, units=None, start=page.start, next=page.next, first=page.first
+            )
 
     def add_assignments(self, batch: PublishedBatch, unit_platform_id: str, count: int, token: str) -> None:
         """Add places to the study (read, then PATCH the total).
