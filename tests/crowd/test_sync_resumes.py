@@ -20,7 +20,7 @@ from annotation.services.batches import BatchSpec
 from crowd.models import BatchPlatformState, Worker
 from crowd.providers.mturk import provider as mturk_provider
 from crowd.services import sync_pass
-from crowd.services.lifecycle import launch
+from crowd.services.launching import launch
 from crowd.services.sync import TransientSyncError, sync_batch
 from tests.factories import make_textbook
 from tests.fakes.faults import Faults
