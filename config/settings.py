@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "webhooks",
     "annotation",
     "crowd",
     "filters",
@@ -284,7 +285,20 @@ CELERY_BEAT_SCHEDULE = {
         "task": "crowd.tasks.sync_batches",
         "schedule": float(os.environ.get("CROWDQA_SYNC_SECONDS", "300")),
     },
+    "webhooks-resend-overdue": {"task": "webhooks.tasks.resend_overdue", "schedule": 60.0},
 }
+
+# --- Outbound webhooks (docs/webhooks.md) --------------------------------------------------------
+# Deliver to loopback / private / link-local addresses too (development, tests, a lab-internal receiver).
+WEBHOOK_ALLOW_PRIVATE = env_bool("WEBHOOK_ALLOW_PRIVATE", False)
+# Seconds to connect and, separately, to wait for the receiver's answer.
+WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS", "10"))
+# Attempts per delivery before it is marked failed; waits grow as BASE * 4 ** (n - 1), at most MAX.
+WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("WEBHOOK_MAX_ATTEMPTS", "8"))
+WEBHOOK_RETRY_BASE_SECONDS = float(os.environ.get("WEBHOOK_RETRY_BASE_SECONDS", "30"))
+WEBHOOK_RETRY_MAX_SECONDS = float(os.environ.get("WEBHOOK_RETRY_MAX_SECONDS", "43200"))
+# A pending delivery this late past its next attempt (its job lost) is queued again by the sweep.
+WEBHOOK_SWEEP_GRACE_SECONDS = float(os.environ.get("WEBHOOK_SWEEP_GRACE_SECONDS", "60"))
 
 # Seconds a follow-up of a submission (QC, screening grade, stage-2 HIT) may stay queued or running
 # before the periodic sweep counts it as lost with a killed worker and queues it again.

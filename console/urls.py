@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from console import launch_views, quick_export, review_views, stream_views, views
+from console import launch_views, quick_export, review_views, stream_views, views, webhook_views
 
 app_name = "annotation"
 urlpatterns = [
@@ -27,4 +27,8 @@ urlpatterns = [
     path("review/compare/<int:pk>/", stream_views.HitCompareView.as_view(), name="review-compare"),
     path("review/decide/", review_views.review_queue_decide, name="review-decide"),
     path("jobs/<int:pk>/", views.JobDetailView.as_view(), name="job"),
+    path("webhooks/", webhook_views.endpoint_list, name="webhooks"),
+    path("webhooks/<int:pk>/", webhook_views.endpoint_detail, name="webhook"),
+    path("webhooks/<int:pk>/action/", webhook_views.endpoint_action, name="webhook-action"),
+    path("webhooks/deliveries/<int:pk>/replay/", webhook_views.delivery_replay, name="webhook-replay"),
 ]

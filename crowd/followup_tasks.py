@@ -45,7 +45,7 @@ def after_submission(assignment_id: int) -> dict[str, Any]:
 
     row = (
         Assignment.objects.filter(pk=assignment_id)
-        .values("hit_id", "hit__status", "hit__batch__kind", "hit__qa_pair_id")
+        .values("hit_id", "hit__status", "hit__batch_id", "hit__batch__kind", "hit__qa_pair_id")
         .first()
     )
     if row is None:
@@ -68,6 +68,10 @@ def after_submission(assignment_id: int) -> dict[str, Any]:
         )
         summary["quiz"] = grade.score_label if grade is not None else None
     Assignment.objects.filter(pk=assignment_id).update(followed_up_at=timezone.now())
+    from crowd.services import events
+
+    events.submission_received(assignment_id, summary)
+    events.batch_completed_if_done(row["hit__batch_id"])
     return summary
 
 

@@ -30,9 +30,21 @@ from django.apps import apps
 from django.conf import settings
 
 REPO = Path(settings.BASE_DIR)
-APPS = ("annotation", "crowd", "filters", "distractors", "exports", "evaluation", "worker", "console", "api")
+APPS = (
+    "webhooks",
+    "annotation",
+    "crowd",
+    "filters",
+    "distractors",
+    "exports",
+    "evaluation",
+    "worker",
+    "console",
+    "api",
+)
 #: The apps from the bottom up; an app imports only the apps on lower levels (the two faces are peers).
 LEVELS: tuple[tuple[str, ...], ...] = (
+    ("webhooks",),  # outbound webhooks: endpoints, events, signed deliveries (every app above emits)
     ("annotation",),  # the data model, the HIT kinds with their QC rules and screening quiz, importers
     ("filters",),  # the sentence filter, passage acceptance, QC runs over stored pairs
     ("distractors",),  # distractor candidates, features, the ranker

@@ -13,6 +13,7 @@ from annotation.models import Batch, IllegalTransition
 from crowd.models import BatchPlatformState
 from crowd.providers import errors
 from crowd.providers.traits import traits_for
+from crowd.services import events
 from crowd.services.lifecycle import LifecycleError, provider_for
 from crowd.services.publishing import publish, published_of
 
@@ -73,6 +74,7 @@ def change_status(batch: Batch, action: str) -> None:
                 batch.cancel()
             else:
                 batch.complete()
+                events.batch_completed_if_done(batch.pk)
     except errors.ProviderError as exc:
         batch.refresh_from_db()
         raise LifecycleError(f"Batch({batch.pk}) {action} on {batch.provider}: {exc}") from exc

@@ -17,6 +17,7 @@ from annotation.models import Assignment, Batch
 from crowd.models import BatchPlatformState, Payment
 from crowd.providers.costs import bonus_fee_cents, check_budget, fees_for, reward_fee_cents
 from crowd.providers.traits import traits_for
+from crowd.services import events
 from crowd.services.lifecycle import provider_for
 from crowd.services.publishing import published_of
 
@@ -97,4 +98,5 @@ def enforce_budget(batch: Batch) -> bool:
     if traits_for(batch.provider).stop_is_final:
         BatchPlatformState.change(batch.pk, stopped_for_good=True)
     batch.pause()
+    events.budget_reached(batch, spent_cents(batch)["total"])
     return True

@@ -30,7 +30,7 @@ from crowd.providers import errors
 from crowd.providers.base import CrowdProvider, PaymentResult, PaymentStatus, PublishedBatch
 from crowd.providers.costs import bonus_fee_cents, check_budget, fees_for
 from crowd.providers.factory import get_provider
-from crowd.services import local_review
+from crowd.services import events, local_review
 from crowd.services.budget import spent_cents
 from crowd.services.ledger import (
     DbPaymentStore,
@@ -248,6 +248,7 @@ def approve_assignment(assignment: Assignment, feedback: str = "", confirm_no_wo
     if handler_for(assignment.hit.batch.kind).qualifies_workers:
         qualify_worker(assignment.worker, assignment.hit.batch)
     logger.info("Assignment(%s) approved on %s", assignment.pk, provider.name)
+    events.assignment_decided(assignment)
     _top_up(assignment)
 
 
@@ -302,6 +303,7 @@ def reject_assignment(assignment: Assignment, reason: str, category: str = "OTHE
                 f"Assignment({assignment.pk}) reject on {provider.name}: {exc.message}"
             ) from exc
     logger.info("Assignment(%s) rejected on %s", assignment.pk, provider.name)
+    events.assignment_decided(assignment)
 
 
 def bonus(

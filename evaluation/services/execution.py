@@ -298,6 +298,7 @@ def execute_run(run_id: int, notify: Optional[ProgressNotifier] = None) -> Bench
             run.status, run.finished = BenchmarkRun.Status.DONE, timezone.now()
             run.save()
             logger.info("BenchmarkRun(%s) done: %s", run.pk, run.metrics)
+            _announce(run)
             return run
         metrics = tuple(run.metrics_requested)
         clock = time.perf_counter()
@@ -365,6 +366,30 @@ def execute_run(run_id: int, notify: Optional[ProgressNotifier] = None) -> Bench
         run.timings = {key: round(value, 3) for key, value in timings.items()}
         run.save(update_fields=["status", "finished", "error", "timings"])
         logger.exception("BenchmarkRun(%s) failed", run.pk)
+        _announce(run)
         raise
     logger.info("BenchmarkRun(%s) done: %s", run.pk, run.metrics)
+    _announce(run)
     return run
+
+
+def _announce(run: BenchmarkRun) -> None:
+    """``benchmark.finished`` for a run that ended (done or failed), once per ending."""
+    from webhooks.events import emit
+    from webhooks.models import EventType
+
+    data = {
+        "run": {
+            "id": run.pk,
+            "status": run.status,
+            "system": run.system,
+            "split": run.split,
+            "release": run.release_id,
+            "metrics": run.metrics,
+            "n_items": run.n_items,
+            "error": run.error,
+            "finished": run.finished.isoformat() if run.finished else None,
+        }
+    }
+    stamp = run.finished.isoformat() if run.finished else ""
+    emit(EventType.BENCHMARK_FINISHED, f"benchmark.finished:{run.pk}:{stamp}", data)

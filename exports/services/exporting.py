@@ -514,4 +514,29 @@ def run_export(job_id: int) -> Job:
         logger.warning("Job(%s) %s", job.pk, exc)
     except Exception:  # stored on the job by Job.run
         logger.exception("Job(%s) %s failed", job.pk, JOB_KIND)
+    else:
+        _announce(job)
     return job
+
+
+def _announce(job: Job) -> None:
+    """``release.built`` for the release a done job registered (once per release)."""
+    from webhooks.events import emit
+    from webhooks.models import EventType
+
+    release = Release.objects.filter(pk=(job.result or {}).get("release_id")).first()
+    if release is None:
+        return
+    data = {
+        "release": {
+            "id": release.pk,
+            "name": release.name,
+            "version": release.version,
+            "kind": release.kind,
+            "counts": release.counts,
+            "manifest_sha256": release.manifest_sha256,
+            "published_url": release.published_url,
+        },
+        "job": job.pk,
+    }
+    emit(EventType.RELEASE_BUILT, f"release.built:{release.pk}", data)

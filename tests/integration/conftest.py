@@ -137,4 +137,22 @@ def celery_worker_process(tmp_path: Path) -> Iterator[WorkerFactory]:
             process.kill()
 
 
+@pytest.fixture
+def broker(redis_url: str) -> Iterator[str]:
+    """Point this process's Celery producer at the test Redis (the HIT view queues QC on commit)."""
+    old = celery_app.conf.broker_url
+
+    def reset() -> None:
+        if celery_app._pool is not None:
+            celery_app._pool.force_close_all()
+        celery_app._pool = None
+        celery_app.amqp._producer_pool = None
+
+    reset()
+    celery_app.conf.broker_url = redis_url
+    yield redis_url
+    reset()
+    celery_app.conf.broker_url = old
+
+
 __all__ = ["celery_app", "database_url"]

@@ -6,13 +6,11 @@ crowd here)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 
 from annotation.models import HIT, Assignment, QAPair
 from annotation.services.batches import BatchSpec, create_batch
-from config.celery import app as celery_app
 from crowd.models import Consent, Payment
 from tests.factories import make_researcher, make_textbook, make_worker
 from worker import hit_links
@@ -25,24 +23,6 @@ PASSAGES = (
     "Mitochondria release energy from glucose during cellular respiration in most cells.",
     "Ribosomes build proteins by linking amino acids in the order given by messenger RNA.",
 )
-
-
-@pytest.fixture
-def broker(redis_url: str) -> Iterator[str]:
-    """Point this process's Celery producer at the test Redis (the HIT view queues QC on commit)."""
-    old = celery_app.conf.broker_url
-
-    def reset() -> None:
-        if celery_app._pool is not None:
-            celery_app._pool.force_close_all()
-        celery_app._pool = None
-        celery_app.amqp._producer_pool = None
-
-    reset()
-    celery_app.conf.broker_url = redis_url
-    yield redis_url
-    reset()
-    celery_app.conf.broker_url = old
 
 
 def _wait_for(predicate, timeout: float = 90.0) -> bool:  # type: ignore[no-untyped-def]
