@@ -102,6 +102,25 @@ class BatchOptions(_Object):
         "a whole number >= 0",
         "the least pay per hour of active time: approving tops the reward up with a bonus",
     )
+    # Gold and attention items served inside a SciQ stage-2 batch (crowd.gold, crowd.services.gold).
+    gold_rate: Optional[Percent] = _key(
+        "a number from 0 to 100", "gold items served per 100 real HITs (from the items attached)"
+    )
+    attention_rate: Optional[Percent] = _key(
+        "a number from 0 to 100", "attention items served per 100 real HITs (from the items attached)"
+    )
+    gold_warn_below: Optional[Percent] = _key(
+        "a number from 0 to 100", "gold accuracy (percent) under which a worker is flagged"
+    )
+    gold_block_below: Optional[Percent] = _key(
+        "a number from 0 to 100", "gold accuracy (percent) under which a worker is blocked"
+    )
+    gold_min_answers: Optional[Count] = _key(
+        "a whole number >= 0", "gold answers a worker gives before the gold thresholds act (default 5)"
+    )
+    attention_block_failures: Optional[Count] = _key(
+        "a whole number >= 0", "failed attention items that block a worker (default 2; 0: never)"
+    )
     # Screening batches.
     grants_qualification: Optional[StrictStr] = _key("a string", "the local qualification approval grants")
     quiz: Optional[Quiz] = _key(
