@@ -39,6 +39,9 @@ def _timestamp(value: str) -> str:
 Count = Annotated[StrictInt, Field(ge=0)]
 Percent = Annotated[Union[StrictInt, StrictFloat], Field(ge=0, le=100)]
 Timestamp = Annotated[StrictStr, AfterValidator(_timestamp)]
+MAX_AUTO_APPROVE_SECONDS = 30 * 24 * 3600
+"""The longest auto-approval delay: MTurk's ceiling for ``AutoApprovalDelayInSeconds`` (30 days)."""
+AutoApproveSeconds = Annotated[StrictInt, Field(ge=0, le=MAX_AUTO_APPROVE_SECONDS)]
 Strings = list[StrictStr]
 """A JSON array of strings (a tuple too: ``dataclasses.asdict`` keeps tuples, which JSON stores as arrays)."""
 
@@ -120,6 +123,10 @@ class BatchOptions(_Object):
     )
     attention_block_failures: Optional[Count] = _key(
         "a whole number >= 0", "failed attention items that block a worker (default 2; 0: never)"
+    )
+    auto_approve_seconds: Optional[AutoApproveSeconds] = _key(
+        "a whole number of seconds from 0 to 2592000 (30 days)",
+        "submitted work nobody reviewed is approved this long after its submission",
     )
     # Screening batches.
     grants_qualification: Optional[StrictStr] = _key("a string", "the local qualification approval grants")

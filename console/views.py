@@ -20,6 +20,8 @@ from annotation.models import HIT, Assignment, Batch, Corpus, Document, Job, Pas
 from annotation.permissions import ResearcherRequiredMixin, can_view
 from console.progress import live_progress
 from crowd.providers.traits import traits_for
+from crowd.services.auto_approval import describe as describe_delay
+from crowd.services.auto_approval import summary as auto_approval_summary
 from crowd.services.dashboard import batch_stats
 
 
@@ -149,6 +151,9 @@ class BatchDetailView(ResearcherRequiredMixin, DetailView):
         context["children"] = batch.children.all()
         context["progress"] = live_progress(batch)
         context["live"] = batch.status in LIVE_STATUSES
+        context["auto_approval"] = auto_approval_summary(batch)
+        platform_delay = traits_for(batch.provider).platform_auto_approval_seconds
+        context["platform_auto_approval"] = describe_delay(platform_delay) if platform_delay else ""
         return context
 
 

@@ -68,6 +68,7 @@ def publish_request(batch: Batch, provider: CrowdProvider) -> PublishRequest:
     Options read: ``locales``, ``min_approval_rate``, ``min_approved``, ``require_qualification_ids`` /
     ``exclude_qualification_ids`` (platform ids), ``completion_code``, and the platform's own
     ``option_keys`` (its traits), passed as ``extra``.
+        **auto_approval(options),
 
     Raises:
         LifecycleError: a qualification is both required and excluded.
@@ -101,7 +102,19 @@ def publish_request(batch: Batch, provider: CrowdProvider) -> PublishRequest:
         exclude_qualifications=tuple(options.get("exclude_qualification_ids", ())),
         completion_code=str(options.get("completion_code", "")),
         extra={key: options[key] for key in traits_for(batch.provider).option_keys if key in options},
+        **auto_approval(options),
     )
+
+
+def auto_approval(options: dict[str, Any]) -> dict[str, int]:
+    """The platform's auto-approval delay for a batch's ``auto_approve_seconds``, when it sets one.
+
+    MTurk approves unreviewed work on its own after ``AutoApprovalDelayInSeconds``; a batch with its own
+    delay gets the same there, so the platform and crowdqa's periodic approval
+    (:mod:`crowd.services.auto_approval`) agree. Without one, the platform's default stands.
+    """
+    seconds = options.get("auto_approve_seconds")
+    return {} if seconds is None else {"auto_approve_seconds": int(seconds)}
 
 
 class _Recorder(PublishListener):

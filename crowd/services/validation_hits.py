@@ -35,10 +35,11 @@ INHERITED_OPTIONS = (
     "gold_block_below",
     "gold_min_answers",
     "attention_block_failures",
+    "auto_approve_seconds",
 )
 """What a stage-2 batch takes from its stage-1 batch: worker requirements (it goes on the same platform),
-with the platform's own launch settings (its traits' ``option_keys``), and the settings of its gold and
-attention items (the items are served in stage 2)."""
+with the platform's own launch settings (its traits' ``option_keys``), the settings of its gold and
+attention items (the items are served in stage 2), and the auto-approval delay."""
 
 
 @functools.lru_cache(maxsize=1)

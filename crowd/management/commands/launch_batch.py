@@ -186,6 +186,13 @@ class Command(JsonCommand):
         )
         for flag, meaning in GOLD_FLAGS.items():
             parser.add_argument(flag, type=_number(flag), metavar=meaning[0], help=meaning[1])
+        parser.add_argument(
+            "--auto-approve-hours",
+            type=int,
+            metavar="H",
+            help="Approve (and pay) submitted work nobody reviewed within H hours of its submission "
+            "(1 to 720; MTurk is told the same delay). Default: work waits for a review.",
+        )
         parser.add_argument("--dry-run", action="store_true", help="Print the cost estimate; create nothing.")
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -211,6 +218,12 @@ class Command(JsonCommand):
         options.update(gold_options(opts))
         if opts["floor_wage"] is not None:
             options["floor_wage_cents_per_hour"] = cents(opts["floor_wage"], "--floor-wage") or 0
+        if opts["auto_approve_hours"] is not None:
+            if not 1 <= opts["auto_approve_hours"] <= 720:
+                raise CommandError(
+                    f"--auto-approve-hours: from 1 to 720 hours (30 days), not {opts['auto_approve_hours']}"
+                )
+            options["auto_approve_seconds"] = opts["auto_approve_hours"] * 3600
         spec = BatchSpec(
             kind=opts["kind"],
             corpus=opts["corpus"],
