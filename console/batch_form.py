@@ -99,8 +99,8 @@ class NewBatchForm(forms.Form):
         min_value=1,
         max_value=MAX_AUTO_APPROVE_SECONDS // 3600,
         required=False,
-        help_text="Work nobody reviewed by then is approved and paid (MTurk is told the same delay). "
-        "Empty: work waits for you (MTurk still approves it after 3 days).",
+        help_text="Work nobody reviewed by then is approved and paid; a platform that approves on its own "
+        "is told the same delay. Empty: work waits for your review (or the platform's own delay).",
     )
     max_pairs_per_worker = forms.IntegerField(
         label="Cap: QA pairs per worker", min_value=1, required=False, help_text="SyllabusQA batches."
