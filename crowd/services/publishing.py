@@ -14,6 +14,7 @@ a crash between creating a HIT and publishing it is repaired by the next sync.
 from __future__ import annotations
 
 import logging
+from contextlib import nullcontext
 from dataclasses import asdict, replace
 from typing import Any, Optional
 
@@ -33,6 +34,7 @@ from crowd.providers.base import (
     PublishUnit,
 )
 from crowd.providers.traits import traits_for
+from crowd.services.batch_jobs import Tracker, batch_job
 from crowd.services.lifecycle import LifecycleError, arrival_url, provider_for
 
 logger = logging.getLogger(__name__)
@@ -120,8 +122,11 @@ def auto_approval(options: dict[str, Any]) -> dict[str, int]:
 class _Recorder(PublishListener):
     """Keeps the platform batch an attempt created (before any further call) and counts its units."""
 
-    def __init__(self, batch: Batch, listener: Optional[PublishListener]) -> None:
+    def __init__(
+        self, batch: Batch, listener: Optional[PublishListener], tracker: Optional[Tracker] = None
+    ) -> None:
         self.batch = batch
+        self.tracker = tracker
         self.listener = listener or PublishListener()
         self.units = 0
         self.adopted = 0
@@ -134,6 +139,8 @@ class _Recorder(PublishListener):
     def unit(self, unit: PublishedUnit, adopted: bool) -> None:
         self.units += 1
         self.adopted += int(adopted)
+        if self.tracker is not None:
+            self.tracker.report(self.units)
         self.listener.unit(unit, adopted)
 
 
@@ -188,15 +195,20 @@ def publish(batch: Batch, listener: Optional[PublishListener] = None) -> Publish
         resume=resume,
         platform_batch_id=state.publish_ref,
     )
-    recorder = _Recorder(batch, listener)
-    try:
-        published = provider.publish(request, recorder)
-    except errors.ProviderError as exc:
-        total = len(request.effective_units())
-        raise LifecycleError(
-            f"Batch({batch.pk}) could not be published on {provider.name}: {exc}. "
-            f"{recorder.units} of {total} HIT(s) are on {provider.short_name}; {resume_advice(batch)}"
-        ) from exc
+    total = len(request.effective_units())
+    tracking = batch_job(batch.pk, "publish", "HITs", total) if provider.external else nullcontext(None)
+    with tracking as tracker:
+        recorder = _Recorder(batch, listener, tracker)
+        try:
+            published = provider.publish(request, recorder)
+        except errors.ProviderError as exc:
+            raise LifecycleError(
+                f"Batch({batch.pk}) could not be published on {provider.name}: {exc}. "
+                f"{recorder.units} of {total} HIT(s) are on {provider.short_name}; {resume_advice(batch)}"
+            ) from exc
+        if tracker is not None:
+            tracker.report(total, total)
+            tracker.result = {"units": recorder.units, "adopted": recorder.adopted}
     with transaction.atomic():
         locked = Batch.objects.select_for_update().get(pk=batch.pk)
         BatchPlatformState.change(
