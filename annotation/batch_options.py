@@ -12,11 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -31,14 +29,8 @@ class BatchOptionsError(ValueError):
     """``Batch.options`` holds an unknown key or a value of the wrong shape."""
 
 
-def _timestamp(value: str) -> str:
-    datetime.fromisoformat(value)  # a ValueError becomes the field's validation error
-    return value
-
-
 Count = Annotated[StrictInt, Field(ge=0)]
 Percent = Annotated[Union[StrictInt, StrictFloat], Field(ge=0, le=100)]
-Timestamp = Annotated[StrictStr, AfterValidator(_timestamp)]
 MAX_AUTO_APPROVE_SECONDS = 30 * 24 * 3600
 """The longest auto-approval delay: MTurk's ceiling for ``AutoApprovalDelayInSeconds`` (30 days)."""
 AutoApproveSeconds = Annotated[StrictInt, Field(ge=0, le=MAX_AUTO_APPROVE_SECONDS)]
@@ -140,9 +132,8 @@ class BatchOptions(_Object):
     launch_key: Optional[StrictStr] = _key(
         "a string", "the fingerprint of the launch that made the batch (an identical launch resumes it)"
     )
-    completion_code: Optional[StrictStr] = _key("a string", "the code a Prolific participant returns with")
-    budget_stopped: Optional[Timestamp] = _key(
-        "an ISO 8601 timestamp", "when the batch was paused for reaching its budget cap"
+    completion_code: Optional[StrictStr] = _key(
+        "a string", "the code asked of a Prolific participant at launch (generated when absent)"
     )
     # Syllabus batches: the model answering each card as it is written.
     model_in_the_loop: Optional[ModelLoop] = _key(

@@ -214,12 +214,8 @@ def publish(batch: Batch, listener: Optional[PublishListener] = None) -> Publish
         BatchPlatformState.change(
             locked.pk, publish_started=None, publish_ref="", published=asdict(published)
         )
-        options = dict(locked.options)
-        if published.completion_code:
-            options["completion_code"] = published.completion_code
-        locked.options = options
         locked.platform_ref = published.platform_batch_id
-        locked.save(update_fields=["options", "platform_ref"])
+        locked.save(update_fields=["platform_ref"])
         for unit in published.units:
             HIT.objects.filter(batch=locked, pk=int(unit.local_ref)).update(platform_ref=unit.platform_id)
         if locked.status == Batch.Status.DRAFT:  # a concurrent caller may have finished first
