@@ -126,7 +126,7 @@ def _participant(batch: Batch, hit, pid: str, fake) -> str:  # noqa: ANN001
     Assignment.objects.create(
         hit=hit, worker=Worker.objects.get_or_create_for("prolific", pid), platform_ref=sub
     )
-    fake.complete(sub, batch.options["completion_code"])
+    fake.complete(sub, BatchPlatformState.of(batch.pk).completion_code)
     return sub
 
 
