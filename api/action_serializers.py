@@ -20,7 +20,9 @@ from webhooks.models import Attempt, Delivery, Endpoint
 class WorkerSerializer(serializers.ModelSerializer):
     """A worker by pseudonym (their platform id is never shown) with their block."""
 
-    platform = serializers.CharField(read_only=True, help_text="The worker's platform (as a batch's provider).")
+    platform = serializers.CharField(
+        read_only=True, help_text="The worker's platform (as a batch's provider)."
+    )
 
     class Meta:
         model = Worker
