@@ -14,11 +14,13 @@ The rule (docs/admission.md):
    batches: arrivals whose ``STUDY_ID`` is the batch's study.
 2. The platform's per-session secret is the credential (MTurk's ``assignmentId``, Prolific's
    ``SESSION_ID``): a local assignment is bound to one platform assignment id, and a different id for
-   the same worker never opens it. On MTurk a worker who returned a HIT and accepted it again arrives
-   with a fresh id: the fresh id takes the assignment over (it is the one posted to MTurk), but the
-   returned session's draft is not shown to it, since only MTurk knows whether the fresh id is genuine.
+   the same worker never opens it. On MTurk each ``assignmentId`` is its own session and draft: a new
+   id (a worker who returned the HIT and accepted it again, or an id someone made up) gets a session of
+   its own and never rebinds, returns or reads another one.
 3. Batch status, blocks, required qualifications (screening), the per-worker and per-document caps,
-   free slots, expert-only batches and "never validate your own question" hold on every path.
+   free slots, expert-only batches and "never validate your own question" hold on every path. Slots,
+   caps and HIT completion count only sessions the platform vouches for (``Assignment.vouched``): an
+   MTurk session counts once MTurk confirmed it as submitted work of that worker on that HIT.
 """
 
 from __future__ import annotations
@@ -83,7 +85,9 @@ def check_can_work(batch: Batch, worker: Worker, resuming: bool = False) -> None
 
     Checks the batch status (a paused batch still lets a worker resume what they hold), blocks, the
     required qualification (``options["required_qualification"]``, granted by a screening batch), the
-    per-worker total cap (SyllabusQA) and the budget cap.
+    per-worker total cap (SyllabusQA) and the budget cap. The caps count only work the platform vouches
+    for (:meth:`AssignmentQuerySet.vouched`): sessions under made-up MTurk ids, which anyone knowing a
+    worker id can open, never use up that worker's cap.
     """
     open_statuses = (Batch.Status.PUBLISHED, Batch.Status.PAUSED) if resuming else (Batch.Status.PUBLISHED,)
     if batch.status not in open_statuses:
@@ -99,10 +103,14 @@ def check_can_work(batch: Batch, worker: Worker, resuming: bool = False) -> None
         return
     per_hit = handler_for(batch.kind).pairs_per_assignment
     if batch.max_pairs_per_worker and per_hit:
-        written = QAPair.objects.filter(assignment__worker=worker, assignment__hit__batch=batch).count()
-        held = Assignment.objects.filter(
-            hit__batch=batch, worker=worker, status=Assignment.Status.ACCEPTED
+        written = QAPair.objects.filter(
+            assignment__worker=worker, assignment__hit__batch=batch, assignment__vouched=True
         ).count()
+        held = (
+            Assignment.objects.filter(hit__batch=batch, worker=worker, status=Assignment.Status.ACCEPTED)
+            .vouched()
+            .count()
+        )
         if written + (held + 1) * per_hit > batch.max_pairs_per_worker:
             raise Refused(
                 "You have reached the maximum number of QA pairs for this batch. Thank you!", status=409
@@ -117,7 +125,9 @@ def check_can_work(batch: Batch, worker: Worker, resuming: bool = False) -> None
 def hit_refusal(batch: Batch, worker: Worker, hit: HIT) -> Optional[str]:
     """Why ``worker`` may not take a new assignment on ``hit`` (None when they may).
 
-    The caller holds the HIT's row lock, so the slot count is exact.
+    The caller holds the HIT's row lock, so the slot count is exact. Slots are held by live sessions
+    the platform vouches for; unconfirmed MTurk sessions hold none (MTurk's MaxAssignments limits the
+    genuine ones), so made-up ids never leave a genuine worker "no free slot".
     """
     if hit.status != HIT.Status.OPEN:
         return "This HIT is closed."
@@ -128,7 +138,9 @@ def hit_refusal(batch: Batch, worker: Worker, hit: HIT) -> Optional[str]:
         return "You cannot validate a question you wrote."
     cap = batch.max_pairs_per_worker_per_document
     if cap and hit.document_id is not None:
-        written = QAPair.objects.filter(assignment__worker=worker, document=hit.document_id).count()
+        written = QAPair.objects.filter(
+            assignment__worker=worker, assignment__vouched=True, document=hit.document_id
+        ).count()
         if written + handler_for(batch.kind).pairs_per_assignment > cap:
             return "You have written the maximum number of QA pairs for this document."
     return None
@@ -166,12 +178,14 @@ def admit_arrival(batch: Batch, arrival: Arrival) -> Admission:
     own-question exclusion are checked under the HIT's row lock, and the worker's caps again under the
     worker's row lock (concurrent arrivals of one worker never exceed them). What each platform vouches
     for: Prolific gives a participant one session per study, so a second ``SESSION_ID`` of the same
-    participant is refused (409) whatever became of the first; MTurk cannot confirm an ``assignmentId``
-    before it is submitted, so work under it is checked with MTurk (same worker, same HIT) before it is
-    approved or paid (``crowd.services.review``). Prolific confirms a new session at arrival
-    (:func:`confirm_with_platform`: ACTIVE, same participant and study; no answer -> 409, no place). Not
-    checked at arrival: an MTurk arrival under a new ``assignmentId`` still takes over the worker's
-    assignment on that HIT (see docs/admission.md).
+    participant is refused (409) whatever became of the first, and Prolific confirms a new session at
+    arrival (:func:`confirm_with_platform`: ACTIVE, same participant and study; no answer -> 409, no
+    place). MTurk cannot confirm an ``assignmentId`` before it is submitted, so each id is its own
+    unconfirmed session (one row and draft per id, bound to the worker and HIT it came with; another
+    worker or HIT with it -> 403): a new id never takes over, returns or reads the worker's session,
+    unconfirmed sessions hold no slot and use up no cap (MTurk's MaxAssignments is the slot count, so
+    made-up ids never leave a genuine worker "no free slot"), and work under an id is confirmed with
+    MTurk (same worker, same HIT) by sync or before it is approved or paid (``crowd.services.review``).
 
     Raises:
         Refused: with the message and status to show.

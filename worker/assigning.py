@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from annotation.models import HIT, Assignment, Batch, QAPair
 from crowd.models import Worker
-from crowd.providers.traits import hosted_platforms
+from crowd.providers.traits import hosted_platforms, traits_for
 from worker import admission
 
 logger = logging.getLogger(__name__)
@@ -56,6 +56,7 @@ def _free_hit_query(batch: Batch, worker: Worker, now: Any) -> Any:
     holding = (
         Assignment.objects.filter(hit=OuterRef("pk"))
         .live()
+        .vouched()
         .filter(~Q(status=Assignment.Status.ACCEPTED) | Q(expires_at__isnull=True) | Q(expires_at__gte=now))
         .order_by()
         .values("hit")
@@ -92,11 +93,16 @@ def _expire_overdue_on(hit: HIT) -> None:
 
 
 def _new_assignment(
-    hit: HIT, worker: Worker, batch: Batch, platform_ref: str, meta: Optional[dict]
+    hit: HIT, worker: Worker, batch: Batch, platform_ref: str, meta: Optional[dict], vouched: bool = True
 ) -> Assignment:
     """Create the worker's assignment on ``hit`` with the batch's time limit (caller holds the HIT lock)."""
     assignment = Assignment.objects.create(
-        hit=hit, worker=worker, expires_at=_expiry(batch), platform_ref=platform_ref, platform_meta=meta or {}
+        hit=hit,
+        worker=worker,
+        expires_at=_expiry(batch),
+        platform_ref=platform_ref,
+        platform_meta=meta or {},
+        vouched=vouched,
     )
     logger.info("Worker(%s) accepted HIT(%s) as Assignment(%s)", worker.pk, hit.pk, assignment.pk)
     return assignment
@@ -206,65 +212,84 @@ def claim_platform_assignment(
 ) -> Assignment:
     """Record the assignment a platform gave the worker on a known HIT (MTurk's accept).
 
-    The platform's assignment id is the credential: the same id resumes its assignment (draft included);
-    a new assignment needs a free slot and passes the admission checks (caps, qualification, own
-    question) under the HIT's row lock. A worker who returned the HIT on MTurk and accepted it again
-    arrives with a fresh id: the fresh id takes the local assignment over and is the one posted to MTurk.
-    Each platform session keeps its own draft (``platform_meta["session_drafts"]``), so a fresh id never
-    sees what another session typed, and a session that comes back finds its draft again.
+    Each platform assignment id is its own session: one local row, and so one draft, per id (a unique
+    constraint). The same id resumes its row; a new id never rebinds, returns or reads another
+    session's row, so a made-up ``assignmentId`` for a worker who holds the HIT costs its maker a draft
+    and the worker nothing, and the worker's own session is the one submitted and posted to MTurk. A
+    worker who returned the HIT on MTurk and accepted it again arrives with a fresh id and a fresh
+    session.
+
+    MTurk cannot confirm an assignment before it is submitted, so its sessions start unconfirmed
+    (``vouched`` False, :attr:`PlatformTraits.vouches_at_arrival`): they hold no slot and use up no cap
+    (MTurk's MaxAssignments limits the genuine ones), and sync or review confirm the submitted ones
+    with MTurk before they count, are approved or paid.
 
     Raises:
-        ClaimRefused: when the batch is closed, the worker blocked or capped, the HIT full, or the
-            worker's work on this HIT is already submitted under another assignment id.
+        ClaimRefused: the id is another worker's or another HIT's; the batch is closed, the worker
+            blocked or capped, the HIT closed or its slots held by confirmed work; or the platform
+            already vouched for this worker's work on this HIT.
     """
-    with transaction.atomic():
-        locked_hit = HIT.objects.select_for_update(of=("self",)).filter(pk=hit.pk).order_by("pk").first()
-        if locked_hit is None:
-            raise ClaimRefused("This HIT no longer exists.", status=404)
-        assignment = Assignment.objects.select_for_update().filter(hit=hit, worker=worker).first()
-        if assignment is not None and assignment.platform_ref == platform_ref:
-            if assignment.status == Assignment.Status.ACCEPTED:
-                admission.check_can_work(batch, worker, resuming=True)
-            return assignment
-        if assignment is None:
+    vouched = traits_for(batch.provider).vouches_at_arrival
+    try:
+        with transaction.atomic():
+            locked_hit = HIT.objects.select_for_update(of=("self",)).filter(pk=hit.pk).order_by("pk").first()
+            if locked_hit is None:
+                raise ClaimRefused("This HIT no longer exists.", status=404)
+            session = (
+                Assignment.objects.select_for_update().filter(_session_of(hit, worker, platform_ref)).first()
+            )
+            if session is not None:
+                return _resume_session(session, batch, hit, worker)
             list(Worker.objects.select_for_update().filter(pk=worker.pk).values_list("pk", flat=True))
+            counted = (
+                Assignment.objects.filter(hit=hit, worker=worker)
+                .vouched()
+                .exclude(status__in=(Assignment.Status.RETURNED, Assignment.Status.EXPIRED))
+            )
+            if counted.exclude(status=Assignment.Status.ACCEPTED).exists():
+                raise ClaimRefused("Your work on this HIT was already submitted.", status=409)
+            if counted.exists():
+                raise ClaimRefused(
+                    "You already have this HIT open in another session. Please go back to that session.",
+                    status=409,
+                )
             admission.check_can_work(batch, worker)  # the worker's caps, counted under their row lock
             reason = admission.hit_refusal(batch, worker, locked_hit)
             if reason:
                 raise ClaimRefused(reason, status=409)
-            return _new_assignment(locked_hit, worker, batch, platform_ref, meta)
-        if assignment.status not in (
-            Assignment.Status.ACCEPTED,
-            Assignment.Status.RETURNED,
-            Assignment.Status.EXPIRED,
-        ):
-            raise ClaimRefused("Your work on this HIT was already submitted.", status=409)
-        if assignment.status == Assignment.Status.ACCEPTED:
-            assignment.return_()  # MTurk hands out a fresh id only after the old one was returned
-        admission.check_can_work(batch, worker)
-        reason = admission.hit_refusal(batch, worker, locked_hit)
-        if reason:
-            raise ClaimRefused(reason, status=409)
-        _take_over(assignment, batch, platform_ref, meta)
-    return assignment
+            return _new_assignment(locked_hit, worker, batch, platform_ref, meta, vouched=vouched)
+    except IntegrityError:
+        # The same id arrived in a parallel request (double click), or a vouched session of this worker
+        # on this HIT was made meanwhile: resume the id's own session, or refuse.
+        session = Assignment.objects.filter(_session_of(hit, worker, platform_ref)).first()
+        if session is None:
+            raise ClaimRefused(
+                "You already have this HIT open in another session. Please go back to that session.",
+                status=409,
+            ) from None
+        return _resume_session(session, batch, hit, worker)
 
 
-def _take_over(assignment: Assignment, batch: Batch, platform_ref: str, meta: Optional[dict]) -> None:
-    """Bind ``assignment`` to a new platform session: park the old session's draft, restore the new one's."""
-    drafts = dict(assignment.platform_meta.get("session_drafts", {}))
-    if assignment.platform_ref and assignment.draft:
-        drafts[assignment.platform_ref] = assignment.draft
-    previous = [*assignment.platform_meta.get("previous_refs", []), assignment.platform_ref]
-    assignment.reopen(_expiry(batch), platform_ref)
-    assignment.draft = drafts.pop(platform_ref, {})
-    assignment.platform_meta = {
-        **assignment.platform_meta,
-        **(meta or {}),
-        "session_drafts": drafts,
-        "previous_refs": previous[-20:],
-    }
-    assignment.save(update_fields=["draft", "platform_meta"])
-    logger.info("Assignment(%s) taken over by a new platform session", assignment.pk)
+def _session_of(hit: HIT, worker: Worker, platform_ref: str) -> Q:
+    """The row of a platform session: by its id, or (no id: the local crowd) the worker's on the HIT."""
+    return Q(platform_ref=platform_ref) if platform_ref else Q(hit=hit, worker=worker, platform_ref="")
+
+
+def _resume_session(session: Assignment, batch: Batch, hit: HIT, worker: Worker) -> Assignment:
+    """The session an arrival's platform id names, when it is this worker's on this HIT (else refused).
+
+    An id is bound to the worker and HIT it first arrived with: another worker id or HIT id with it
+    opens nothing (MTurk issues an id for one worker on one HIT).
+    """
+    if session.worker_id != worker.pk or session.hit_id != hit.pk:
+        platform = traits_for(batch.provider).short_name
+        raise ClaimRefused(
+            f"This assignment belongs to another worker or HIT. Please open the HIT again from {platform}.",
+            status=403,
+        )
+    if session.status == Assignment.Status.ACCEPTED:
+        admission.check_can_work(batch, worker, resuming=True)
+    return session
 
 
 def return_assignment(assignment: Assignment) -> None:

@@ -30,7 +30,7 @@ from annotation.drafts import REVISIONS_FIELD, parse_revisions
 from annotation.hits import FormCheck, HitConflict, HitHandler, handler_for
 from annotation.models import HIT, Assignment, Batch, Document, IllegalTransition
 from annotation.permissions import can_view
-from crowd.models import BatchPlatformState, Consent
+from crowd.models import Consent
 from crowd.providers.factory import config_from
 from crowd.providers.traits import arriving_platforms, completion_for, traits_for
 from evaluation.services.model_checks import PAGE_WAIT_S, loop_settings
@@ -110,9 +110,11 @@ def arrive(request: HttpRequest, batch_id: int) -> HttpResponse:
 
     Security behavior: everything is decided by the admission rule
     (:func:`worker.admission.admit_arrival`): only the batch's own platform, only its HITs
-    or study, the platform's session id as the credential (a worker id alone opens nothing),
-    ``turkSubmitTo`` only on MTurk's worker hosts, and slots, caps, qualifications and own-question
-    exclusion under the HIT's row lock. Refusals are 4xx pages that say why.
+    or study, the platform's session id as the credential (a worker id alone opens nothing; each
+    MTurk ``assignmentId`` is a session of its own that never takes over another, and counts for
+    slots and caps only once MTurk vouched for it), ``turkSubmitTo`` only on MTurk's worker hosts,
+    and slots, caps, qualifications and own-question exclusion under the HIT's row lock. Refusals are
+    4xx pages that say why.
     """
     batch = get_object_or_404(Batch, pk=batch_id)
     try:
@@ -271,7 +273,7 @@ def _after_submit(request: HttpRequest, assignment: Assignment) -> HttpResponse:
     finished = traits_for(assignment.worker.platform).finished(
         assignment.platform_meta,
         assignment.platform_ref,
-        BatchPlatformState.of(assignment.hit.batch_id).completion_code,
+        assignment.hit.batch.options.get("completion_code", ""),
     )
     completion = completion_for(assignment.worker.platform, finished, config_from(settings))
     if completion is None:

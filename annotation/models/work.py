@@ -173,9 +173,14 @@ class HITQuerySet(models.QuerySet):
 
     def complete_done(self) -> int:
         """Mark completed, in one conditional UPDATE, the open HITs of this queryset whose every slot
-        holds submitted work (the submitted work is counted inside the statement); returns how many."""
+        holds submitted work the platform vouches for (counted inside the statement); returns how many.
+
+        Work under an MTurk ``assignmentId`` MTurk has not confirmed yet does not count: made-up ids
+        must never close a HIT to the workers MTurk sends (sync confirms submitted work, then completes).
+        """
         done = (
             Assignment.objects.filter(hit=models.OuterRef("pk"))
+            .vouched()
             .exclude(
                 status__in=[Assignment.Status.ACCEPTED, Assignment.Status.RETURNED, Assignment.Status.EXPIRED]
             )
@@ -229,8 +234,8 @@ class HIT(models.Model):
         return f"HIT({self.pk}) of Batch({self.batch_id})"
 
     def live_assignment_count(self) -> int:
-        """Assignments holding a slot of this HIT right now."""
-        return self.assignments.live().count()
+        """Assignments holding a slot of this HIT right now (live, and vouched for by their platform)."""
+        return self.assignments.live().vouched().count()
 
     def complete_if_done(self) -> bool:
         """Mark the HIT completed once every slot holds submitted work; returns True when it did.
@@ -254,6 +259,14 @@ class AssignmentQuerySet(models.QuerySet):
     def live(self) -> AssignmentQuerySet:
         """Assignments that hold a slot of their HIT (not returned or expired)."""
         return self.exclude(status__in=[Assignment.Status.RETURNED, Assignment.Status.EXPIRED])
+
+    def vouched(self) -> AssignmentQuerySet:
+        """Assignments their platform vouches for: the only ones slots, caps and completion count.
+
+        Local and Prolific sessions are vouched for at arrival; an MTurk assignment only once MTurk
+        listed or returned it as submitted work of the same worker on the same HIT (sync, review).
+        """
+        return self.filter(vouched=True)
 
     def overdue(self, now: Optional[Any] = None) -> AssignmentQuerySet:
         """Accepted assignments whose time limit has passed."""
@@ -317,13 +330,28 @@ class Assignment(models.Model):
     feedback = models.TextField(blank=True, help_text="Reason given to the worker on rejection.")
     platform_ref = models.CharField(max_length=200, blank=True, db_index=True, help_text="e.g. AssignmentId.")
     platform_meta = models.JSONField(default=dict, blank=True)
+    vouched = models.BooleanField(
+        default=True,
+        help_text=(
+            "The platform vouches for this session (local, Prolific: at arrival; MTurk: once it lists the "
+            "submitted assignment for the same worker and HIT). Only vouched work fills slots and caps."
+        ),
+    )
 
     objects = AssignmentQuerySet.as_manager()
 
     class Meta:
         ordering = ["-accepted_at"]
         constraints = [
-            models.UniqueConstraint(fields=["hit", "worker"], name="assignment_one_per_worker"),
+            # One counted session per worker and HIT; unconfirmed MTurk sessions (any assignmentId a
+            # visitor makes up) are each their own row and never displace the worker's real one.
+            models.UniqueConstraint(
+                fields=["hit", "worker"], condition=Q(vouched=True), name="assignment_one_per_worker"
+            ),
+            # One local row per platform session id (MTurk assignmentId, Prolific SESSION_ID).
+            models.UniqueConstraint(
+                fields=["platform_ref"], condition=~Q(platform_ref=""), name="assignment_one_per_platform_ref"
+            ),
         ]
         indexes = [models.Index(fields=["status", "expires_at"], name="assignment_status_expiry")]
 

@@ -57,6 +57,10 @@ class PlatformTraits:
         unit_per_hit: each local HIT is its own unit on the platform (an MTurk HIT), so an arrival or a
             submission names the HIT; otherwise the batch is one unit (a Prolific study) and a worker
             gets the next free HIT.
+        vouches_at_arrival: the platform vouches for a session when it arrives (crowdqa itself for the
+            local crowd, Prolific's API); False for MTurk, which confirms an assignment only once it is
+            submitted, so an arrival's session counts for slots and caps only after sync or review
+            confirmed it (``Assignment.vouched``).
         publish_retry_safe: a publish whose answer was lost may be sent again because the provider
             finds what the first attempt created (MTurk HITs by annotation and token, the Prolific study
             by its recorded id or internal name).
@@ -77,15 +81,13 @@ class PlatformTraits:
             eligibility filters).
         worker_id: how the platform's worker ids look, for the release privacy gate
             (:class:`WorkerIdPattern`); None for a platform whose worker ids crowdqa makes itself.
-        platform_auto_approval_seconds: the platform approves unreviewed work on its own after this
-            long unless a batch sets its own delay, which it is then told (MTurk's
-            ``AutoApprovalDelayInSeconds``; 0: the platform does not approve on its own).
     """
 
     name: ClassVar[str] = ""
     short_name: ClassVar[str] = ""
     external: ClassVar[bool] = True
     unit_per_hit: ClassVar[bool] = False
+    vouches_at_arrival: ClassVar[bool] = True
     publish_retry_safe: ClassVar[bool] = True
     stop_is_final: ClassVar[bool] = False
     returns_on_platform: ClassVar[bool] = False
@@ -98,7 +100,6 @@ class PlatformTraits:
     rejection_categories: ClassVar[frozenset[str]] = frozenset()
     option_keys: ClassVar[tuple[str, ...]] = ()
     worker_id: ClassVar[Optional[WorkerIdPattern]] = None
-    platform_auto_approval_seconds: ClassVar[int] = 0
     do_not_call_in_templates: ClassVar[bool] = True
     """Templates read the traits class's attributes; Django must not instantiate it."""
 

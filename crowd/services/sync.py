@@ -26,17 +26,17 @@ from annotation.hits import handler_for
 from annotation.models import HIT, Assignment, Batch, IllegalTransition
 from crowd.models import BatchPlatformState, Worker
 from crowd.providers import errors
-from crowd.providers.base import CrowdProvider, PlatformSubmission, PublishedBatch, SubmissionStatus
+from crowd.providers.base import PlatformSubmission, PublishedBatch, SubmissionStatus
 from crowd.providers.local.provider import NEUTRAL_STATUS
 from crowd.providers.traits import hosted_platforms, traits_for
 from crowd.services import local_review
-from crowd.services.batch_jobs import Tracker, batch_job
 from crowd.services.budget import enforce_budget
 from crowd.services.lifecycle import LifecycleError, provider_for
 from crowd.services.publishing import follows_parent, publish, publish_pending_hits, published_of
 from crowd.services.qualifications import qualify_worker, retry_pending_grants
 from crowd.services.review import NO_WORK_ON_FILE, record_approval
 from crowd.services.sync_pass import SyncPass, still_changing
+from crowd.services.vouching import confirm_listed
 
 logger = logging.getLogger(__name__)
 
@@ -148,22 +148,28 @@ def _restore(batch: Batch, sub: PlatformSubmission, counts: dict[str, int]) -> O
     worker = Worker.objects.get_or_create_for(batch.provider, sub.worker_id)
     assignment = existing
     if assignment is None:
+        # The platform lists it, for this worker on this HIT: a session it vouches for, with a row of its
+        # own (the worker's other sessions on the HIT, unconfirmed, are left as they are).
         try:
             with transaction.atomic():
-                assignment, _ = Assignment.objects.get_or_create(
+                assignment = Assignment.objects.create(
                     hit=hit,
                     worker=worker,
-                    defaults={
-                        "platform_ref": sub.platform_assignment_id,
-                        "accepted_at": sub.accepted_at or timezone.now(),
-                        "platform_meta": {"restored": True},
-                    },
+                    platform_ref=sub.platform_assignment_id,
+                    accepted_at=sub.accepted_at or timezone.now(),
+                    platform_meta={"restored": True},
+                    vouched=True,
                 )
         except IntegrityError:
-            assignment = Assignment.objects.get(hit=hit, worker=worker)
-        if assignment.platform_ref != sub.platform_assignment_id:
-            Assignment.objects.filter(pk=assignment.pk).update(platform_ref=sub.platform_assignment_id)
-            assignment.refresh_from_db()
+            assignment = Assignment.objects.filter(platform_ref=sub.platform_assignment_id).first()
+            if assignment is None:
+                counts["conflicts"] += 1
+                logger.warning(
+                    "Batch(%s) submission %s: the worker already has confirmed work on this HIT",
+                    batch.pk,
+                    sub.platform_assignment_id,
+                )
+                return None
     counts["restored"] += 1
     if assignment.status in (Assignment.Status.RETURNED, Assignment.Status.EXPIRED):
         assignment.reopen(assignment.expires_at, sub.platform_assignment_id)
@@ -212,7 +218,8 @@ def _apply(assignment: Assignment, sub: PlatformSubmission, counts: dict[str, in
 def settled_units(batch: Batch) -> set[str]:
     """Platform ids of the batch's HITs on which nothing can change any more (MTurk: a HIT per unit).
 
-    A HIT whose every slot (``max_assignments``) holds an approved or rejected assignment, and which holds
+    A HIT whose every slot (``max_assignments``) holds an approved or rejected assignment its platform
+    vouched for (a made-up MTurk id rejected here never settles a HIT), and which holds
     no other live work, has no submission left to arrive and no decision left to follow: sync does not
     list its assignments again. A Prolific study is one unit and is always read.
     """
@@ -224,7 +231,9 @@ def settled_units(batch: Batch) -> set[str]:
         HIT.objects.filter(batch=batch)
         .exclude(platform_ref="")
         .annotate(
-            decided=Count("assignments", filter=Q(assignments__status__in=decided)),
+            decided=Count(
+                "assignments", filter=Q(assignments__status__in=decided, assignments__vouched=True)
+            ),
             live=Count("assignments", filter=~Q(assignments__status__in=decided + gone)),
         )
         .values_list("platform_ref", "max_assignments", "decided", "live")
@@ -283,7 +292,9 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
     study the stopped attempt made are adopted (``publish_resumed`` counts the batch's units).
 
     Returns:
-        Counts: ``units_skipped`` (HITs not read again, see ``settled_units``), ``restored``, ``changed``,
+        Counts: ``units_skipped`` (HITs not read again, see ``settled_units``), ``restored``,
+        ``confirmed`` (sessions the platform now vouches for, see ``confirm_listed``), ``disowned`` (listed
+        under another worker or HIT than the local session's), ``changed``,
         ``unchanged``, ``missing`` (local work the platform does not
         list, newly found: an earlier sync's expired or flagged work is ``missing_known``), ``unmatched``,
         ``conflicts``,
@@ -311,6 +322,8 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
             "expired",
             "missing_flagged",
             "missing_known",
+            "confirmed",
+            "disowned",
         ),
         0,
     )
@@ -334,23 +347,20 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
     batch.refresh_from_db()
     published = published_of(batch)
     if published is not None and traits_for(batch.provider).external:
-        unit = "HITs" if traits_for(batch.provider).unit_per_hit else "submissions"
-        with batch_job(batch.pk, "sync", unit) as tracker:
-            try:
-                _read_platform(batch, published, counts, tracker)
-            except errors.NotFoundError as exc:
-                counts[NEEDS_ATTENTION] = f"{batch.provider} no longer knows this batch: {exc}"
-                _mark_attention(batch, counts[NEEDS_ATTENTION])
-                logger.warning("Batch(%s) needs attention: %s", batch.pk, exc)
-                tracker.result = {NEEDS_ATTENTION: counts[NEEDS_ATTENTION]}
-                return counts
-            except (errors.RateLimitedError, errors.TransientError) as exc:
-                raise TransientSyncError(
-                    f"Batch({batch.pk}) sync with {batch.provider} stopped after {counts.get('steps', 0)} "
-                    f"step(s); the next run goes on from there: {exc}"
-                ) from exc
-            except errors.ProviderError as exc:
-                raise SyncError(f"Batch({batch.pk}) sync with {batch.provider}: {exc}") from exc
+        try:
+            _read_platform(batch, published, counts)
+        except errors.NotFoundError as exc:
+            counts[NEEDS_ATTENTION] = f"{batch.provider} no longer knows this batch: {exc}"
+            _mark_attention(batch, counts[NEEDS_ATTENTION])
+            logger.warning("Batch(%s) needs attention: %s", batch.pk, exc)
+            return counts
+        except (errors.RateLimitedError, errors.TransientError) as exc:
+            raise TransientSyncError(
+                f"Batch({batch.pk}) sync with {batch.provider} stopped after {counts.get('steps', 0)} "
+                f"step(s); the next run goes on from there: {exc}"
+            ) from exc
+        except errors.ProviderError as exc:
+            raise SyncError(f"Batch({batch.pk}) sync with {batch.provider}: {exc}") from exc
         if BatchPlatformState.of(batch.pk).attention_reason:
             _mark_attention(batch, None)
     for hit in HIT.objects.filter(batch=batch, status=HIT.Status.OPEN):
@@ -360,7 +370,7 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
     return counts
 
 
-def _read_platform(batch: Batch, published: PublishedBatch, counts: dict[str, Any], tracker: Tracker) -> None:
+def _read_platform(batch: Batch, published: PublishedBatch, counts: dict[str, Any]) -> None:
     """Read the batch's submissions step by step, applying each step and storing where the pass got to.
 
     A run that stops (kill, a platform that keeps failing) leaves the cursor of the next step in
@@ -378,34 +388,9 @@ def _read_platform(batch: Batch, published: PublishedBatch, counts: dict[str, An
         .select_related("hit__batch")
     )
     by_ref = {a.platform_ref: a for a in rows}
+    local = {ref: NEUTRAL_STATUS[a.status] for ref, a in by_ref.items()}
     run = SyncPass.begin(batch.pk, study_wide=not traits_for(batch.provider).unit_per_hit)
     counts["steps"] = 0
-    done = _read_steps(batch, provider, published, run, settled, by_ref, counts, tracker)
-    tracker.result = {"read": done, **run.summary()}
-    if run.study_wide:
-        decided = (Assignment.Status.APPROVED, Assignment.Status.REJECTED)
-        _settle_missing(
-            batch,
-            [a for ref, a in by_ref.items() if ref not in run.seen and (run.full or a.status not in decided)],
-            counts,
-        )
-    run.finish()
-    counts.update(run.summary())
-
-
-def _read_steps(
-    batch: Batch,
-    provider: CrowdProvider,
-    published: PublishedBatch,
-    run: SyncPass,
-    settled: set[str],
-    by_ref: dict[str, Assignment],
-    counts: dict[str, Any],
-    tracker: Tracker,
-) -> int:
-    """Read, apply and record each step of the pass; return how many HITs / submissions were read."""
-    local = {ref: NEUTRAL_STATUS[a.status] for ref, a in by_ref.items()}
-    done = 0
     for page in provider.submission_pages(published, run.cursor, frozenset(settled)):
         if page.first:
             run.restart()
@@ -413,6 +398,8 @@ def _read_steps(
             known = local.get(sub.platform_assignment_id)
             if known is None:
                 _restore(batch, sub, counts)
+            elif not confirm_listed(by_ref[sub.platform_assignment_id], sub, counts):
+                continue
             elif known != sub.status:
                 _apply(by_ref[sub.platform_assignment_id], sub, counts)
             else:
@@ -434,9 +421,15 @@ def _read_steps(
         }
         run.step_done(page, still_changing=still_changing(page, local_now))
         counts["steps"] = run.steps
-        done += len(page.submissions) if page.units is None else len(page.units)
-        tracker.report(done, None if page.left is None else done + page.left)
-    return done
+    if run.study_wide:
+        decided = (Assignment.Status.APPROVED, Assignment.Status.REJECTED)
+        _settle_missing(
+            batch,
+            [a for ref, a in by_ref.items() if ref not in run.seen and (run.full or a.status not in decided)],
+            counts,
+        )
+    run.finish()
+    counts.update(run.summary())
 
 
 def _settle_missing(batch: Batch, missing: list[Assignment], counts: dict[str, Any]) -> None:

@@ -244,7 +244,11 @@ class FakeMTurk:
         return self._page(items, "Assignments", p)
 
     def GetAssignment(self, p: Mapping[str, Any]) -> dict[str, Any]:
+        # MTurk returns only Submitted, Approved or Rejected assignments: one still being worked on is
+        # unknown to GetAssignment (its documented behaviour), so an id cannot be confirmed at arrival.
         asg = self._assignment(p["AssignmentId"])
+        if asg["_state"] == "Accepted":
+            raise FakeMTurkError(f"Assignment {p['AssignmentId']} does not exist. ({int(time.time())})")
         return {"Assignment": self._public_assignment(asg), "HIT": self._public_hit(self.hits[asg["HITId"]])}
 
     def ApproveAssignment(self, p: Mapping[str, Any]) -> dict[str, Any]:

@@ -69,7 +69,7 @@ def _draft(client: Client, location: str, text: str) -> None:
     assert client.post(f"{location}draft/", {"question": text}).status_code == 200
 
 
-def test_mturk_takeover__other_assignment_id_never_opens_the_victims_draft(client: Client) -> None:
+def test_mturk_takeover__another_assignment_id_gets_its_own_session(client: Client) -> None:
     batch = _batch("mturk")
     victim = client.get(f"/hit/{batch.pk}/", _mturk(batch, "A1", "VICTIM"))
     assert victim.status_code == 302
@@ -80,26 +80,27 @@ def test_mturk_takeover__other_assignment_id_never_opens_the_victims_draft(clien
 
     attacker = Client()
     taken = attacker.get(f"/hit/{batch.pk}/", _mturk(batch, "A2", "VICTIM"))
-    assert taken.status_code == 302
-    assignment = Assignment.objects.get()
-    assert assignment.platform_ref == "A2"  # the fresh id is the one posted to MTurk
-    Consent.objects.get_or_create(worker=assignment.worker, batch=batch)
+    assert taken.status_code == 302 and taken["Location"] != victim["Location"]
+    own = Assignment.objects.get(platform_ref="A2")
+    Consent.objects.get_or_create(worker=own.worker, batch=batch)
     assert "secret draft" not in attacker.get(taken["Location"]).content.decode()
-    assert assignment.draft == {}
+    assert own.draft == {} and not own.vouched
 
-    # The real session comes back: its own draft again, and its id is the one posted.
+    # The victim's session is untouched: same id, same draft, still open, and it resumes.
+    mine = Assignment.objects.get(platform_ref="A1")
+    assert mine.status == Assignment.Status.ACCEPTED
+    assert mine.draft["question"] == "the victim's secret draft"
     again = client.get(f"/hit/{batch.pk}/", _mturk(batch, "A1", "VICTIM"))
-    assert again.status_code == 302
-    assignment.refresh_from_db()
-    assert assignment.platform_ref == "A1" and assignment.draft["question"] == "the victim's secret draft"
-    assert assignment.platform_meta["turk_submit_to"] == f"{MTURK}/mturk/externalSubmit"
+    assert again["Location"] == victim["Location"]
+    # The victim's id with another worker id, or on another HIT, opens nothing.
+    assert Client().get(f"/hit/{batch.pk}/", _mturk(batch, "A1", "ATTACKER")).status_code == 403
 
 
 def test_mturk_return_then_reaccept__fresh_id_is_posted(client: Client) -> None:
     batch = _batch("mturk")
     client.get(f"/hit/{batch.pk}/", _mturk(batch, "OLD", "W1"))
     page = client.get(f"/hit/{batch.pk}/", _mturk(batch, "FRESH", "W1"))["Location"]
-    assignment = Assignment.objects.get()
+    assignment = Assignment.objects.get(platform_ref="FRESH")
     Consent.objects.create(worker=assignment.worker, batch=batch)
     passage = assignment.hit.passages.order_by("pk").first()
     done = client.post(
@@ -113,9 +114,12 @@ def test_mturk_return_then_reaccept__fresh_id_is_posted(client: Client) -> None:
     body = done.content.decode()
     assert 'name="assignmentId" value="FRESH"' in body
     assert f'action="{MTURK}/mturk/externalSubmit"' in body
-    # After the submission, another id for the same worker and HIT opens nothing.
+    # Another id for the same worker and HIT never opens the submitted session (a session of its own).
     late = client.get(f"/hit/{batch.pk}/", _mturk(batch, "THIRD", "W1"))
-    assert late.status_code == 409
+    assert late.status_code == 302 and late["Location"] != page
+    # Once MTurk vouched for the submission, MTurk issues no other id to this worker on this HIT.
+    Assignment.objects.filter(platform_ref="FRESH").update(vouched=True)
+    assert client.get(f"/hit/{batch.pk}/", _mturk(batch, "FOURTH", "W1")).status_code == 409
 
 
 def test_prolific_takeover__bare_pid_with_another_session_is_refused(client: Client) -> None:
@@ -150,12 +154,18 @@ def test_arrival__only_the_batchs_own_platform_and_study(
     assert not Assignment.objects.exists()
 
 
-def test_mturk_arrivals__never_more_live_assignments_than_slots(client: Client) -> None:
+def test_mturk_arrivals__unconfirmed_sessions_hold_no_slot(client: Client) -> None:
     batch = _batch("mturk", assignments=2)
     codes = [Client().get(f"/hit/{batch.pk}/", _mturk(batch, f"A{i}", f"W{i}")).status_code for i in range(4)]
-    assert codes == [302, 302, 409, 409]
+    assert codes == [302, 302, 302, 302]  # MTurk's MaxAssignments is the slot count, not local rows
     hit = batch.hits.get()
-    assert hit.live_assignment_count() == 2
+    assert hit.live_assignment_count() == 0
+    # Slots held by work MTurk vouched for do count: a third arrival finds none.
+    Assignment.objects.filter(platform_ref__in=["A0", "A1"]).update(
+        vouched=True, status=Assignment.Status.SUBMITTED
+    )
+    late = Client().get(f"/hit/{batch.pk}/", _mturk(batch, "A9", "W9"))
+    assert late.status_code == 409 and "no free slot" in late.content.decode()
 
 
 def test_mturk_arrival__blocked_and_unqualified_workers_are_refused(client: Client) -> None:
@@ -218,19 +228,21 @@ def test_invites__tied_to_their_batch_and_experts_only_on_expert_batches() -> No
 
 
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_mturk_arrivals__never_more_live_assignments_than_slots() -> None:
+def test_concurrent_mturk_arrivals__one_session_per_assignment_id() -> None:
     import threading
 
     from django.db import connection
 
     batch = _batch("mturk", assignments=2)
-    codes: list[int] = []
+    locations: list[str] = []
     start = threading.Barrier(6)
 
     def arrive(i: int) -> None:
         try:
             start.wait()
-            codes.append(Client().get(f"/hit/{batch.pk}/", _mturk(batch, f"A{i}", f"W{i}")).status_code)
+            # Three double clicks of one id, three distinct ids.
+            params = _mturk(batch, "SAME" if i < 3 else f"A{i}", "W0" if i < 3 else f"W{i}")
+            locations.append(Client().get(f"/hit/{batch.pk}/", params)["Location"])
         finally:
             connection.close()
 
@@ -239,8 +251,9 @@ def test_concurrent_mturk_arrivals__never_more_live_assignments_than_slots() -> 
         thread.start()
     for thread in threads:
         thread.join(timeout=60)
-    assert sorted(codes) == [302, 302, 409, 409, 409, 409]
-    assert batch.hits.get().live_assignment_count() == 2
+    assert len(locations) == 6 and len(set(locations)) == 4
+    assert Assignment.objects.filter(platform_ref="SAME").count() == 1
+    assert Assignment.objects.count() == 4
 
 
 def test_after_submit__a_stored_foreign_turk_submit_to_is_never_posted_to(client: Client) -> None:

@@ -48,6 +48,7 @@ class FakeProvider(CrowdProvider):
     short_name = "fake platform"
     external = True
     unit_per_hit = True
+    vouches_at_arrival = False
     publish_retry_safe = True
     stop_is_final = False
     returns_on_platform = False
