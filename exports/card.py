@@ -158,6 +158,147 @@ def _suggestion_section(summary: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _split_section(
+    split_summary: Mapping[str, Any],
+    stats_by_split: Mapping[str, SplitStatistics],
+    unit: str,
+    doc_label: str,
+) -> list[str]:
+    """How the release was split, the documents a source's own split shares, and the split sizes."""
+    lines = ["## Splits", ""]
+    if split_summary.get("mode") == "sciq":
+        sizes = split_summary.get("target_sizes") or {}
+        lines.append(
+            f"Fixed-size split (SciQ): {sizes.get('val')} validation and {sizes.get('test')} test "
+            f"{unit}, the rest in train; seed {split_summary.get('seed')}."
+        )
+    else:
+        ratios = split_summary.get("target_ratios") or {}
+        lines.append(
+            f"Split by source document (no {doc_label} appears in two splits), targeting "
+            + "/".join(f"{v:g}" for v in ratios.values())
+            + f" of {unit}; seed {split_summary.get('seed')}."
+        )
+    if split_summary.get("kept_items"):
+        lines.append(f"{split_summary['kept_items']:,} items kept the split of the previous release.")
+    shared = split_summary.get("shared_documents") or {}
+    if shared:
+        lines += [
+            "",
+            f"The source dataset's own split puts {len(shared):,} {doc_label}(s) in more than one split; "
+            "each of their items keeps its original split (items per split):",
+            "",
+        ]
+        lines += [
+            f"- `{doc}`: " + ", ".join(f"{split} {n:,}" for split, n in counts.items())
+            for doc, counts in sorted(shared.items())
+        ]
+    lines += ["", f"| split | {unit} | documents | share |", "|---|---:|---:|---:|"]
+    for split, stats in stats_by_split.items():
+        share = split_summary.get("achieved_ratios", {}).get(split)
+        docs = split_summary.get("document_counts", {}).get(split)
+        percent = _fmt(None if share is None else 100 * share)
+        lines.append(f"| {split} | {stats.records:,} | {_fmt(docs)} | {percent}% |")
+    lines.append("")
+    return lines
+
+
+def _version_section(
+    version_counts: Mapping[str, Mapping[str, int]],
+    excluded: Mapping[str, int],
+    splits: Sequence[str],
+) -> list[str]:
+    """Rows per dataset version and split, when there is more than one version or items were left out."""
+    if not (len(version_counts) > 1 or any(excluded.values())):
+        return []
+    lines = ["Rows per dataset version:", "", "| version | " + " | ".join(splits) + " | left out |"]
+    lines.append("|---|" + "---:|" * (len(splits) + 1))
+    for vname, counts in version_counts.items():
+        cells = [f"{counts.get(s, 0):,}" for s in splits]
+        lines.append(f"| {vname} | " + " | ".join(cells) + f" | {excluded.get(vname, 0):,} |")
+    lines.append("")
+    if excluded.get("direct_answer"):
+        lines += ["The direct-answer version leaves out questions whose passage cannot be released.", ""]
+    return lines
+
+
+def _statistics_section(
+    stats_by_split: Mapping[str, SplitStatistics], inputs: CardInputs, is_mcq: bool, doc_label: str
+) -> list[str]:
+    """Length statistics per split; for QA pairs, question types and answer sources too."""
+    stats = {s: st.lengths(inputs.documents) for s, st in stats_by_split.items()}
+    rows = [
+        ("pages_per_document", f"pages / {doc_label}"),
+        ("tokens_per_document", f"tokens / {doc_label}"),
+        ("tokens_per_question", "tokens / question"),
+        ("tokens_per_answer", "tokens / answer"),
+    ]
+    if is_mcq:
+        rows = [r for r in rows if r[0] not in ("pages_per_document", "tokens_per_document")]
+        rows.append(("tokens_per_passage", "tokens / passage"))
+    lines = ["## Statistics", "", "Tokens are word and punctuation tokens (regex `\\w+|[^\\w\\s]`).", ""]
+    lines += _length_table(stats, rows) + [""]
+    if not is_mcq:
+        lines += ["## Question types and answer sources", ""]
+        lines += _breakdown_table(stats_by_split, "question_types", "question type") + [""]
+        lines += [
+            "Answer source: explicit (yes/no, single factual, multi factual), implicit (single reasoning, "
+            "multi reasoning, summarization), insufficient information (no answer).",
+            "",
+        ]
+        lines += _breakdown_table(stats_by_split, "answer_sources", "answer source") + [""]
+    return lines
+
+
+def _collection_section(inputs: CardInputs, everything: SplitStatistics) -> list[str]:
+    """The crowd work behind the release: workers, time, pay, QC rejections and agreement."""
+    workers = inputs.workers if inputs.workers is not None else everything.distinct_workers()
+    crowd = [
+        ("workers", _fmt(workers) if workers is not None else None),
+        ("median time per HIT", f"{inputs.median_seconds / 60:.1f} min" if inputs.median_seconds else None),
+        (
+            "effective pay",
+            f"${inputs.effective_hourly_pay_usd:.2f} / hour" if inputs.effective_hourly_pay_usd else None,
+        ),
+    ]
+    crowd = [(k, v) for k, v in crowd if v is not None]
+    if not (crowd or inputs.qc_rejection_rates or inputs.agreement):
+        return []
+    lines = ["## Collection", ""]
+    lines += [f"- {k}: {v}" for k, v in crowd]
+    if inputs.qc_rejection_rates:
+        lines += ["", "| QC rule | rejected |", "|---|---:|"]
+        lines += [f"| {k} | {100 * v:.1f}% |" for k, v in sorted(inputs.qc_rejection_rates.items())]
+    if inputs.agreement:
+        lines += ["", "| agreement | value |", "|---|---:|"]
+        lines += [f"| {k} | {v:.3f} |" for k, v in sorted(inputs.agreement.items())]
+        if inputs.agreement_note:
+            lines += ["", inputs.agreement_note.strip()]
+    lines.append("")
+    return lines
+
+
+def _closing_sections(name: str, version: str, inputs: CardInputs, plots: Sequence[str]) -> list[str]:
+    """The plots, the privacy promise, the licence and the citation."""
+    lines: list[str] = []
+    if plots:
+        lines += ["## Plots", ""]
+        lines += [f"![{Path(p).stem}]({p})" for p in plots] + [""]
+    lines += [
+        "## Privacy",
+        "",
+        "Worker ids never appear; a `worker` column holds salted pseudonyms only.",
+        "",
+        "In the CSV files, a cell that a spreadsheet would run as a formula (one starting with `=`, `+`, "
+        "`@`, or `-` followed by anything but a space or a dash, numbers aside) starts with a `'` that is "
+        "not part of the text; JSONL and Parquet hold the text as written.",
+        "",
+    ]
+    lines += ["## Licence", "", inputs.license, ""]
+    lines += ["## Citation", "", "```", (inputs.citation or f"{name}, version {version}").strip(), "```", ""]
+    return lines
+
+
 def render_card(
     *,
     name: str,
@@ -202,105 +343,10 @@ def render_card(
         lines += [f"Built from {inputs.title}.", ""]
     if inputs.description:
         lines += [inputs.description.strip(), ""]
-
-    lines += ["## Splits", ""]
-    mode = split_summary.get("mode")
-    if mode == "sciq":
-        sizes = split_summary.get("target_sizes") or {}
-        lines.append(
-            f"Fixed-size split (SciQ): {sizes.get('val')} validation and {sizes.get('test')} test "
-            f"{unit}, the rest in train; seed {split_summary.get('seed')}."
-        )
-    else:
-        ratios = split_summary.get("target_ratios") or {}
-        lines.append(
-            f"Split by source document (no {doc_label} appears in two splits), targeting "
-            + "/".join(f"{v:g}" for v in ratios.values())
-            + f" of {unit}; seed {split_summary.get('seed')}."
-        )
-    if split_summary.get("kept_items"):
-        lines.append(f"{split_summary['kept_items']:,} items kept the split of the previous release.")
-    shared = split_summary.get("shared_documents") or {}
-    if shared:
-        lines += [
-            "",
-            f"The source dataset's own split puts {len(shared):,} {doc_label}(s) in more than one split; "
-            "each of their items keeps its original split (items per split):",
-            "",
-        ]
-        lines += [
-            f"- `{doc}`: " + ", ".join(f"{split} {n:,}" for split, n in counts.items())
-            for doc, counts in sorted(shared.items())
-        ]
-    lines += ["", f"| split | {unit} | documents | share |", "|---|---:|---:|---:|"]
-    for split, stats in stats_by_split.items():
-        share = split_summary.get("achieved_ratios", {}).get(split)
-        docs = split_summary.get("document_counts", {}).get(split)
-        percent = _fmt(None if share is None else 100 * share)
-        lines.append(f"| {split} | {stats.records:,} | {_fmt(docs)} | {percent}% |")
-    lines.append("")
-    if len(version_counts) > 1 or any(excluded.values()):
-        lines += [
-            "Rows per dataset version:",
-            "",
-            "| version | " + " | ".join(stats_by_split) + " | left out |",
-        ]
-        lines.append("|---|" + "---:|" * (len(stats_by_split) + 1))
-        for vname, counts in version_counts.items():
-            cells = [f"{counts.get(s, 0):,}" for s in stats_by_split]
-            lines.append(f"| {vname} | " + " | ".join(cells) + f" | {excluded.get(vname, 0):,} |")
-        lines.append("")
-        if excluded.get("direct_answer"):
-            lines += [
-                "The direct-answer version leaves out questions whose passage cannot be released.",
-                "",
-            ]
-
-    stats = {s: st.lengths(inputs.documents) for s, st in stats_by_split.items()}
-    rows = [
-        ("pages_per_document", f"pages / {doc_label}"),
-        ("tokens_per_document", f"tokens / {doc_label}"),
-        ("tokens_per_question", "tokens / question"),
-        ("tokens_per_answer", "tokens / answer"),
-    ]
-    if is_mcq:
-        rows = [r for r in rows if r[0] not in ("pages_per_document", "tokens_per_document")]
-        rows.append(("tokens_per_passage", "tokens / passage"))
-    lines += ["## Statistics", "", "Tokens are word and punctuation tokens (regex `\\w+|[^\\w\\s]`).", ""]
-    lines += _length_table(stats, rows) + [""]
-
-    if not is_mcq:
-        lines += ["## Question types and answer sources", ""]
-        lines += _breakdown_table(stats_by_split, "question_types", "question type") + [""]
-        lines += [
-            "Answer source: explicit (yes/no, single factual, multi factual), implicit (single reasoning, "
-            "multi reasoning, summarization), insufficient information (no answer).",
-            "",
-        ]
-        lines += _breakdown_table(stats_by_split, "answer_sources", "answer source") + [""]
-
-    workers = inputs.workers if inputs.workers is not None else everything.distinct_workers()
-    crowd = [
-        ("workers", _fmt(workers) if workers is not None else None),
-        ("median time per HIT", f"{inputs.median_seconds / 60:.1f} min" if inputs.median_seconds else None),
-        (
-            "effective pay",
-            f"${inputs.effective_hourly_pay_usd:.2f} / hour" if inputs.effective_hourly_pay_usd else None,
-        ),
-    ]
-    crowd = [(k, v) for k, v in crowd if v is not None]
-    if crowd or inputs.qc_rejection_rates or inputs.agreement:
-        lines += ["## Collection", ""]
-        lines += [f"- {k}: {v}" for k, v in crowd]
-        if inputs.qc_rejection_rates:
-            lines += ["", "| QC rule | rejected |", "|---|---:|"]
-            lines += [f"| {k} | {100 * v:.1f}% |" for k, v in sorted(inputs.qc_rejection_rates.items())]
-        if inputs.agreement:
-            lines += ["", "| agreement | value |", "|---|---:|"]
-            lines += [f"| {k} | {v:.3f} |" for k, v in sorted(inputs.agreement.items())]
-            if inputs.agreement_note:
-                lines += ["", inputs.agreement_note.strip()]
-        lines.append("")
+    lines += _split_section(split_summary, stats_by_split, unit, doc_label)
+    lines += _version_section(version_counts, excluded, list(stats_by_split))
+    lines += _statistics_section(stats_by_split, inputs, is_mcq, doc_label)
+    lines += _collection_section(inputs, everything)
     if inputs.excluded_note:
         lines += [inputs.excluded_note.strip(), ""]
     if inputs.aggregation:
@@ -308,22 +354,7 @@ def render_card(
     if suggestions:
         lines += _suggestion_section(suggestions)
     lines += list(extra_sections)
-
-    if plots:
-        lines += ["## Plots", ""]
-        lines += [f"![{Path(p).stem}]({p})" for p in plots] + [""]
-    lines += [
-        "## Privacy",
-        "",
-        "Worker ids never appear; a `worker` column holds salted pseudonyms only.",
-        "",
-        "In the CSV files, a cell that a spreadsheet would run as a formula (one starting with `=`, `+`, "
-        "`@`, or `-` followed by anything but a space or a dash, numbers aside) starts with a `'` that is "
-        "not part of the text; JSONL and Parquet hold the text as written.",
-        "",
-    ]
-    lines += ["## Licence", "", inputs.license, ""]
-    lines += ["## Citation", "", "```", (inputs.citation or f"{name}, version {version}").strip(), "```", ""]
+    lines += _closing_sections(name, version, inputs, plots)
     return "\n".join(lines)
 
 
