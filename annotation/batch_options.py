@@ -12,11 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -31,14 +29,11 @@ class BatchOptionsError(ValueError):
     """``Batch.options`` holds an unknown key or a value of the wrong shape."""
 
 
-def _timestamp(value: str) -> str:
-    datetime.fromisoformat(value)  # a ValueError becomes the field's validation error
-    return value
-
-
 Count = Annotated[StrictInt, Field(ge=0)]
 Percent = Annotated[Union[StrictInt, StrictFloat], Field(ge=0, le=100)]
-Timestamp = Annotated[StrictStr, AfterValidator(_timestamp)]
+MAX_AUTO_APPROVE_SECONDS = 30 * 24 * 3600
+"""The longest auto-approval delay: MTurk's ceiling for ``AutoApprovalDelayInSeconds`` (30 days)."""
+AutoApproveSeconds = Annotated[StrictInt, Field(ge=0, le=MAX_AUTO_APPROVE_SECONDS)]
 Strings = list[StrictStr]
 """A JSON array of strings (a tuple too: ``dataclasses.asdict`` keeps tuples, which JSON stores as arrays)."""
 
@@ -102,6 +97,29 @@ class BatchOptions(_Object):
         "a whole number >= 0",
         "the least pay per hour of active time: approving tops the reward up with a bonus",
     )
+    # Gold and attention items served inside a SciQ stage-2 batch (crowd.gold, crowd.services.gold).
+    gold_rate: Optional[Percent] = _key(
+        "a number from 0 to 100", "gold items served per 100 real HITs (from the items attached)"
+    )
+    attention_rate: Optional[Percent] = _key(
+        "a number from 0 to 100", "attention items served per 100 real HITs (from the items attached)"
+    )
+    gold_warn_below: Optional[Percent] = _key(
+        "a number from 0 to 100", "gold accuracy (percent) under which a worker is flagged"
+    )
+    gold_block_below: Optional[Percent] = _key(
+        "a number from 0 to 100", "gold accuracy (percent) under which a worker is blocked"
+    )
+    gold_min_answers: Optional[Count] = _key(
+        "a whole number >= 0", "gold answers a worker gives before the gold thresholds act (default 5)"
+    )
+    attention_block_failures: Optional[Count] = _key(
+        "a whole number >= 0", "failed attention items that block a worker (default 2; 0: never)"
+    )
+    auto_approve_seconds: Optional[AutoApproveSeconds] = _key(
+        "a whole number of seconds from 0 to 2592000 (30 days)",
+        "submitted work nobody reviewed is approved this long after its submission",
+    )
     # Screening batches.
     grants_qualification: Optional[StrictStr] = _key("a string", "the local qualification approval grants")
     quiz: Optional[Quiz] = _key(
@@ -114,9 +132,8 @@ class BatchOptions(_Object):
     launch_key: Optional[StrictStr] = _key(
         "a string", "the fingerprint of the launch that made the batch (an identical launch resumes it)"
     )
-    completion_code: Optional[StrictStr] = _key("a string", "the code a Prolific participant returns with")
-    budget_stopped: Optional[Timestamp] = _key(
-        "an ISO 8601 timestamp", "when the batch was paused for reaching its budget cap"
+    completion_code: Optional[StrictStr] = _key(
+        "a string", "the code asked of a Prolific participant at launch (generated when absent)"
     )
     # Syllabus batches: the model answering each card as it is written.
     model_in_the_loop: Optional[ModelLoop] = _key(

@@ -128,6 +128,7 @@ class BatchCreateSerializer(serializers.Serializer):
     budget = serializers.DecimalField(
         max_digits=8, decimal_places=2, min_value=0, max_value=100000, required=False
     )
+    auto_approve_hours = serializers.IntegerField(required=False, min_value=1, max_value=720)
     max_pairs_per_worker = serializers.IntegerField(required=False, min_value=1, max_value=100000)
     max_pairs_per_document = serializers.IntegerField(required=False, min_value=1, max_value=100000)
     quiz = serializers.IntegerField(required=False, min_value=0, max_value=100)

@@ -4,7 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from api import views
+from api import action_views, views
 
 router = DefaultRouter()
 router.register("corpora", views.CorpusViewSet, basename="corpus")
@@ -13,6 +13,9 @@ router.register("assignments", views.AssignmentViewSet, basename="assignment")
 router.register("jobs", views.JobViewSet, basename="job")
 router.register("releases", views.ReleaseViewSet, basename="release")
 router.register("benchmarks", views.BenchmarkViewSet, basename="benchmark")
+router.register("workers", action_views.WorkerViewSet, basename="worker")
+router.register("webhooks", action_views.EndpointViewSet, basename="webhook")
+router.register("webhook-deliveries", action_views.DeliveryViewSet, basename="webhook-delivery")
 
 app_name = "api"
 urlpatterns = [

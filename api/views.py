@@ -31,6 +31,7 @@ from annotation.hits import BuiltFrom, handler_for
 from annotation.models import Assignment, Batch, Corpus, IllegalTransition, Job
 from annotation.platforms import Platform
 from annotation.services.batches import BatchSpecError
+from api import action_serializers as a
 from api import serializers as s
 from console.batch_form import NewBatchForm
 from console.progress import live_progress
@@ -40,10 +41,14 @@ from crowd.services.budget import spent_cents
 from crowd.services.launching import QualificationChoiceError, create_draft, dry_run, qualification_options
 from crowd.services.lifecycle import LifecycleError, estimate_for
 from crowd.services.review import ReviewError, approve_assignment, bonus, reject_assignment
+from evaluation.forms import StartBenchmarkForm
 from evaluation.models import BenchmarkRun
+from evaluation.services.items import BenchmarkInputError
+from exports.forms import ReleaseForm
 from exports.models import Release
 from exports.release_files import ReleaseError, read_manifest
 from exports.release_store import release_root
+from exports.services.exporting import ExportRequest, ExportRequestError, start_export
 
 
 class ChoiceFilters:
@@ -308,11 +313,44 @@ class JobViewSet(ChoiceFilters, viewsets.ReadOnlyModelViewSet):
     choice_filters = {"status": tuple(Job.Status.values)}
 
 
-class ReleaseViewSet(viewsets.ReadOnlyModelViewSet):
-    """Registered releases and the files their manifests list."""
+def _as_form(data: dict[str, Any]) -> QueryDict:
+    """A JSON body as a form's POST data (lists stay lists, ``None`` is left out)."""
+    form_data = QueryDict(mutable=True)
+    for key, value in data.items():
+        if value is None:
+            continue
+        form_data.setlist(key, [str(v) for v in value] if isinstance(value, list) else [str(value)])
+    return form_data
+
+
+class ReleaseViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Registered releases and the files their manifests list; ``POST`` builds one as a job."""
 
     serializer_class = s.ReleaseSerializer
     queryset = Release.objects.order_by("name", "-created", "-pk")
+    action_permissions = {"create": "export"}
+
+    @extend_schema(request=a.ReleaseCreateSerializer, responses={202: s.JobSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Queue the export job of a new release (the New release page's checks); follow it at ``jobs/``.
+
+        A refusal found while building (privacy, duplicates) ends the job failed with ``result.refused``;
+        send the same body again with ``allow`` naming those codes to build it anyway.
+        """
+        body = a.ReleaseCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        form = ReleaseForm(_as_form(body.form_data()))
+        if not form.is_valid() or form.export_request is None:
+            raise ApiValidationError(form.errors.get_json_data())
+        export = form.export_request
+        allow = tuple(body.validated_data.get("allow") or ())
+        if allow:
+            export = ExportRequest.from_params({**export.to_params(), "allow": list(allow)})
+        try:
+            job = start_export(export)
+        except ExportRequestError as exc:
+            raise _refused(exc) from exc
+        return Response(s.JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(responses={200: s.ReleaseFileSerializer(many=True)})
     @action(detail=True, methods=["get"], pagination_class=None)
@@ -335,11 +373,33 @@ BENCHMARK_FILTERS = {"status": tuple(BenchmarkRun.Status.values)}
 
 
 @extend_schema_view(list=extend_schema(parameters=_choice_parameters(BENCHMARK_FILTERS)))
-class BenchmarkViewSet(ChoiceFilters, viewsets.ReadOnlyModelViewSet):
-    """Benchmark runs with their overall metrics; one run with its metrics by stratum and timings."""
+class BenchmarkViewSet(ChoiceFilters, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Benchmark runs with their overall metrics; one run with its metrics by stratum and timings;
+    ``POST`` starts one (on the ``gpu`` queue)."""
 
     queryset = BenchmarkRun.objects.order_by("-pk")
     choice_filters = BENCHMARK_FILTERS
+    action_permissions = {"create": "benchmark"}
+
+    @extend_schema(request=a.BenchmarkStartSerializer, responses={202: s.BenchmarkRunSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Start a run on a release as the leaderboard page does; an identical run is reused."""
+        from evaluation.services.runs import queue_run  # loads the ML stack: only this action needs it
+
+        body = a.BenchmarkStartSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = dict(body.validated_data)
+        release = Release.objects.filter(pk=data.pop("release")).first()
+        if release is None:
+            raise ApiValidationError({"release": ["No such release."]})
+        form = StartBenchmarkForm(release, _as_form(data))
+        if not form.is_valid():
+            raise ApiValidationError(form.errors.get_json_data())
+        try:
+            run, _ = queue_run(release, form.cleaned_data)
+        except (BenchmarkInputError, ReleaseError) as exc:
+            raise _refused(exc) from exc
+        return Response(s.BenchmarkRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
     def get_serializer_class(self) -> type:
         return s.BenchmarkResultSerializer if self.action == "retrieve" else s.BenchmarkRunSerializer

@@ -52,7 +52,7 @@ from django.core.management import call_command  # noqa: E402
 from annotation.models import Assignment, Batch, Corpus, Passage  # noqa: E402
 from annotation.services.batches import BatchSpec  # noqa: E402
 from crowd import tasks  # noqa: E402
-from crowd.models import Worker  # noqa: E402
+from crowd.models import BatchPlatformState, Worker  # noqa: E402
 from crowd.providers import retries  # noqa: E402
 from crowd.services.launching import launch  # noqa: E402
 from crowd.services.lifecycle import LifecycleError  # noqa: E402
@@ -304,7 +304,7 @@ def sync_prolific(count: int, seed: int) -> None:
             Assignment.objects.create(
                 hit=hit, worker=Worker.objects.get_or_create_for("prolific", f"P{i}"), platform_ref=sub
             )
-            fake.complete(sub, batch.options["completion_code"])
+            fake.complete(sub, BatchPlatformState.of(batch.pk).completion_code)
         faults.set("*", **SYNC_FAULTS)
         before, start = retries.mark(), time.perf_counter()
         result = tasks.sync_batches(batch.pk)

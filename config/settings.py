@@ -286,6 +286,8 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(os.environ.get("CROWDQA_SYNC_SECONDS", "300")),
     },
     "webhooks-resend-overdue": {"task": "webhooks.tasks.resend_overdue", "schedule": 60.0},
+    # Submitted work of batches with an auto-approval delay, approved once nobody reviewed it in time.
+    "crowd-auto-approve": {"task": "crowd.tasks.auto_approve_overdue", "schedule": 300.0},
 }
 
 # --- Outbound webhooks (docs/webhooks.md) --------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import Any, Optional
 from django import forms
 
 from annotation import question_types as qt
+from annotation.batch_options import MAX_AUTO_APPROVE_SECONDS
 from annotation.hits import BuiltFrom, HitHandler, handler_for, kinds_where
 from annotation.models import Batch, Corpus, Document
 from annotation.platforms import Platform
@@ -93,6 +94,14 @@ class NewBatchForm(forms.Form):
         help_text="For the hourly pay shown before publishing (empty: the time limit).",
     )
     budget = _usd("Budget cap (USD, fees included)", help_text="The batch stops there. Empty: no cap.")
+    auto_approve_hours = forms.IntegerField(
+        label="Approve unreviewed work after (hours)",
+        min_value=1,
+        max_value=MAX_AUTO_APPROVE_SECONDS // 3600,
+        required=False,
+        help_text="Work nobody reviewed by then is approved and paid; a platform that approves on its own "
+        "is told the same delay. Empty: work waits for your review (or the platform's own delay).",
+    )
     max_pairs_per_worker = forms.IntegerField(
         label="Cap: QA pairs per worker", min_value=1, required=False, help_text="SyllabusQA batches."
     )
@@ -193,6 +202,8 @@ class NewBatchForm(forms.Form):
     def spec(self, options: dict[str, Any]) -> BatchSpec:
         """The service's ``BatchSpec`` for the cleaned form (``options``: the qualification options)."""
         data = self.cleaned_data
+        if data.get("auto_approve_hours"):
+            options = {**options, "auto_approve_seconds": data["auto_approve_hours"] * 3600}
         return BatchSpec(
             kind=data["kind"],
             corpus=data["corpus"].name,

@@ -22,6 +22,7 @@ from annotation.hits.base import BuiltFrom
 from annotation.models import HIT, Assignment, Batch, QAPair
 from annotation.qc.common import problem_flags
 from crowd.providers.costs import format_money
+from crowd.services.batch_jobs import jobs_of
 from crowd.services.budget import spent_cents
 
 MAX_HITS = 200
@@ -62,7 +63,8 @@ def live_progress(batch: Batch, now: Optional[datetime] = None) -> dict[str, Any
         ``hits`` (totals by status and up to :data:`MAX_HITS` rows ``{"position", "label", "status",
         "taken", "submitted", "max"}``), ``working_now`` (``{"worker", "hit", "minutes", "minutes_left"}``),
         ``cost`` (formatted amounts), ``qc`` (pairs, flagged pairs, the commonest problem codes) and, for
-        SciQ validation batches, ``short_of_suggestions`` (questions offered fewer than six).
+        SciQ validation batches, ``short_of_suggestions`` (questions offered fewer than six); ``jobs``: the
+        batch's publish, sync and pay jobs (``crowd.services.batch_jobs.jobs_of``: done, left, error).
     """
     now = now or timezone.now()
     by_status = Counter(
@@ -147,6 +149,7 @@ def live_progress(batch: Batch, now: Optional[datetime] = None) -> dict[str, Any
             "flagged": flagged,
             "codes": [{"code": c, "n": n} for c, n in codes.most_common(5)],
         },
+        "jobs": jobs_of(batch.pk),
     }
     if handler_for(batch.kind).built_from == BuiltFrom.QUESTIONS:
         from crowd.services.validation_hits import short_of_suggestions

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from django.db.models import Prefetch
 
-from annotation.models import Assignment, Distractor, QAPair, Validation
+from annotation.models import Assignment, Distractor, GoldStanding, QAPair, Validation
 
 MAX_ROWS = 500
 VALIDATION = "validation"
@@ -66,6 +66,8 @@ class QueueItem:
         validation: a stage-2 validation, with ``chosen`` (the suggestions picked) and ``written``
             (distractors the validator wrote).
         expert_answer: an expert's answer.
+        gold_answer: the graded answer, when the HIT served a gold or attention item.
+        standing: the worker's ``GoldStanding`` on the batch when it is warned or blocked.
     """
 
     assignment: Assignment
@@ -74,6 +76,8 @@ class QueueItem:
     chosen: list[Distractor] = field(default_factory=list)
     written: list[Distractor] = field(default_factory=list)
     expert_answer: Any = None
+    gold_answer: Any = None
+    standing: Any = None
 
     def matches_flag(self, flag: str) -> bool:
         """True when a pair or the validation carries ``flag``."""
@@ -89,7 +93,13 @@ def queue(flt: QueueFilter) -> list[QueueItem]:
     """
     pairs = QAPair.objects.select_related("document", "passage").prefetch_related("spans", "steps")
     assignments = Assignment.objects.select_related(
-        "worker", "hit__batch", "hit__document", "hit__qa_pair", "validation__qa_pair", "expert_answer"
+        "worker",
+        "hit__batch",
+        "hit__document",
+        "hit__qa_pair",
+        "validation__qa_pair",
+        "expert_answer",
+        "gold_answer__item",
     )
     if flt.question_type == VALIDATION:
         assignments = assignments.filter(validation__isnull=False)
@@ -118,6 +128,12 @@ def queue(flt: QueueFilter) -> list[QueueItem]:
             "origin", "position"
         ):
             by_validation.setdefault(distractor.validation_id, []).append(distractor)
+        flagged = {
+            (s.batch_id, s.worker_id): s
+            for s in GoldStanding.objects.filter(
+                batch__in={a.hit.batch_id for a in chunk}, worker__in={a.worker_id for a in chunk}
+            ).exclude(state=GoldStanding.State.OK)
+        }
         for assignment in chunk:
             validation = _related(assignment, "validation")
             mine = by_validation.get(validation.pk, []) if validation is not None else []
@@ -128,6 +144,8 @@ def queue(flt: QueueFilter) -> list[QueueItem]:
                 chosen=[d for d in mine if d.origin != Distractor.Origin.WORKER],
                 written=[d for d in mine if d.origin == Distractor.Origin.WORKER],
                 expert_answer=_related(assignment, "expert_answer"),
+                gold_answer=_related(assignment, "gold_answer"),
+                standing=flagged.get((assignment.hit.batch_id, assignment.worker_id)),
             )
             if flt.flag and not item.matches_flag(flt.flag):
                 continue

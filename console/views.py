@@ -20,6 +20,8 @@ from annotation.models import HIT, Assignment, Batch, Corpus, Document, Job, Pas
 from annotation.permissions import ResearcherRequiredMixin, can_view
 from console.progress import live_progress
 from crowd.providers.traits import traits_for
+from crowd.services.auto_approval import describe as describe_delay
+from crowd.services.auto_approval import summary as auto_approval_summary
 from crowd.services.dashboard import batch_stats
 
 
@@ -148,12 +150,20 @@ class BatchDetailView(ResearcherRequiredMixin, DetailView):
         context["stats"] = batch_stats(batch)
         context["children"] = batch.children.all()
         context["progress"] = live_progress(batch)
-        context["live"] = batch.status in LIVE_STATUSES
+        context["live"] = polls(batch, context["progress"])
+        context["auto_approval"] = auto_approval_summary(batch)
+        platform_delay = traits_for(batch.provider).platform_auto_approval_seconds
+        context["platform_auto_approval"] = describe_delay(platform_delay) if platform_delay else ""
         return context
 
 
 LIVE_STATUSES = (Batch.Status.PUBLISHED, Batch.Status.PAUSED)
 """Batches whose page keeps polling its progress (work may still arrive)."""
+
+
+def polls(batch: Batch, progress: dict[str, Any]) -> bool:
+    """The page keeps polling: work may still arrive, or a publish, sync or pay job is running."""
+    return batch.status in LIVE_STATUSES or any(j["status"] == "running" for j in progress["jobs"])
 
 
 def batch_progress(request: HttpRequest, pk: int) -> JsonResponse:
@@ -170,7 +180,7 @@ def batch_progress(request: HttpRequest, pk: int) -> JsonResponse:
         )
     batch = get_object_or_404(Batch, pk=pk)
     progress = live_progress(batch)
-    progress["live"] = batch.status in LIVE_STATUSES
+    progress["live"] = polls(batch, progress)
     progress["html"] = render_to_string(
         "annotation/_progress.html", {"progress": progress, "batch": batch}, request=request
     )

@@ -22,7 +22,9 @@ logger = logging.getLogger(__name__)
     name="annotation.tasks.after_submission", acks_late=True, ignore_result=True, track_started=False
 )
 def after_submission(assignment_id: int) -> dict[str, Any]:
-    """Complete the HIT, run the heuristic QC the page did not run, grade a screening quiz; idempotent.
+    """Complete the HIT, run the heuristic QC the page did not run, grade a screening quiz or an answer
+    to a gold or attention item (and act on the worker's standing: :mod:`crowd.services.gold`);
+    idempotent.
 
     The submission itself is already committed when this runs, so a failure here loses nothing: the
     sweep re-queues a job whose submission has no ``followed_up_at`` yet
@@ -67,6 +69,12 @@ def after_submission(assignment_id: int) -> dict[str, Any]:
             Assignment.objects.select_related("hit__batch").get(pk=assignment_id)
         )
         summary["quiz"] = grade.score_label if grade is not None else None
+    if handler.serves_gold:
+        from crowd.services.gold import grade_assignment
+
+        graded = grade_assignment(assignment_id)
+        if graded is not None:
+            summary["gold"] = graded
     Assignment.objects.filter(pk=assignment_id).update(followed_up_at=timezone.now())
     from crowd.services import events
 

@@ -280,11 +280,13 @@ class BatchPlatformState(models.Model):
     and ``publish_ref`` the HIT type or study it created; ``stopped_for_good`` a batch whose units the
     platform expired for good (``stop_is_final``); ``screening_qualification`` the platform qualification
     created for a screening batch (MTurk qualification type, Prolific participant group);
-    ``attention_reason`` why sync stopped on the batch (its units are gone). ``sync_cursor`` is where an
+    ``attention_reason`` why sync stopped on the batch (its units are gone); ``budget_stopped_at`` when
+    the batch was stopped for reaching its budget cap. ``sync_cursor`` is where an
     unfinished sync pass stopped (the next run goes on from there), ``sync_from`` where the next pass
     starts on a platform whose list only grows at its end (Prolific: the first page holding work that
     can still change), ``full_synced_at`` when a pass last read the whole list
-    (:mod:`crowd.services.sync_pass`).
+    (:mod:`crowd.services.sync_pass`). The code a participant returns with is the one the batch was
+    published with (``completion_code``, read from ``published``).
     """
 
     batch = models.OneToOneField(
@@ -306,9 +308,15 @@ class BatchPlatformState(models.Model):
     sync_from = models.JSONField(null=True, blank=True, help_text="Where the next sync pass starts.")
     synced_at = models.DateTimeField(null=True, blank=True)
     full_synced_at = models.DateTimeField(null=True, blank=True)
+    budget_stopped_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"BatchPlatformState(Batch({self.batch_id}))"
+
+    @property
+    def completion_code(self) -> str:
+        """The code the platform published the batch with (a Prolific study's); "" before or elsewhere."""
+        return str((self.published or {}).get("completion_code") or "")
 
     @classmethod
     def of(cls, batch_id: int) -> BatchPlatformState:

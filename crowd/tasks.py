@@ -73,3 +73,15 @@ def sync_batches(batch_id: Optional[int] = None) -> dict[str, Any]:
     if batch_id is None:
         results["grants"] = retry_pending_grants(exclude_batches=tuple(ids))
     return results
+
+
+@shared_task(name="crowd.tasks.auto_approve_overdue", acks_late=True)
+def auto_approve_overdue() -> dict[str, Any]:
+    """Approve submitted work nobody reviewed within its batch's auto-approval delay (the periodic job).
+
+    Safe to run twice at once or again after a lost run: each approval goes through the idempotent
+    decision path and only touches work still waiting (:mod:`crowd.services.auto_approval`).
+    """
+    from crowd.services.auto_approval import approve_overdue
+
+    return approve_overdue().to_dict()

@@ -23,12 +23,11 @@ from django.views.generic import DetailView, ListView
 
 from annotation.permissions import ResearcherRequiredMixin, can_view, researcher_action
 from config.storage import SCHEME, shared_key, shared_storage
-from evaluation.forms import LOCAL_MODEL, MCQ_METRIC_CHOICES, QA_METRIC_CHOICES, StartBenchmarkForm
+from evaluation.forms import MCQ_METRIC_CHOICES, QA_METRIC_CHOICES, StartBenchmarkForm
 from evaluation.models import BenchmarkRun
 from evaluation.services.items import BenchmarkInputError
 from evaluation.services.leaderboard import METRIC_COLUMNS, leaderboard
 from exports.models import Release
-from exports.release_store import release_root
 
 logger = logging.getLogger(__name__)
 
@@ -77,35 +76,17 @@ def start_benchmark(request: HttpRequest, pk: int) -> HttpResponse:
     leaderboard page next to their field, with what was chosen kept.
     """
     # The run service and the task module load the ML stack; only this action needs them.
-    from evaluation.services.runs import RunRequest, prepare_run
-    from evaluation.tasks import gpu_run_benchmark
+    from evaluation.services.runs import queue_run
     from exports.release_files import ReleaseError
 
     release = get_object_or_404(Release, pk=pk)
     form = StartBenchmarkForm(release, request.POST)
     if form.is_valid():
-        data = form.cleaned_data
-        run_request = RunRequest(
-            release_dir=release_root(release),
-            system=data["system"],
-            split=data["split"],
-            metrics=tuple(data["metrics"]),
-            model=None if data["model"] == LOCAL_MODEL else data["model"],
-            limit=data.get("limit"),
-            judge=data.get("judge") or "none",
-        )
         try:
-            run, reused = prepare_run(run_request)
+            run, _ = queue_run(release, form.cleaned_data)
         except (BenchmarkInputError, ReleaseError) as exc:
             form.place_error(str(exc))
         else:
-            if not reused and run.status == BenchmarkRun.Status.QUEUED:
-                try:
-                    run.task_id = gpu_run_benchmark.delay(run.pk).id or ""
-                except Exception:  # only when tasks run eagerly: the failure is stored on the run
-                    logger.exception("BenchmarkRun(%s) failed", run.pk)
-                else:
-                    run.save(update_fields=["task_id"])
             return redirect("evaluation:run", pk=run.pk)
     context = _leaderboard_context(release, form)
     return render(request, "evaluation/leaderboard.html", context, status=400)

@@ -510,13 +510,37 @@ def aggregated_validations(pairs: QuerySet[QAPair], method: str) -> tuple[QueryS
         per_batch.setdefault(batch_id, []).append(judgement)
     if not judgements:
         return pairs, {}
-    result = aggregate(judgements, method, with_alpha=False)
-    rejected = sorted(int(item) for item, verdict in result.items.items() if verdict.label == REJECT)
+    gold = _served_gold(per_batch, judgements)
+    result = aggregate(judgements, method, gold=gold, with_alpha=False)
+    questions = {item: v for item, v in result.items.items() if item not in gold}
+    rejected = sorted(int(item) for item, verdict in questions.items() if verdict.label == REJECT)
     info = {
         "method": method,
-        "validated": len(result.items),
+        "validated": len(questions),
         "left_out": len(rejected),
         "labels": result.labels,
         "alpha_per_batch": {str(b): krippendorff_alpha(found) for b, found in sorted(per_batch.items())},
+        **({"gold_items": len(gold)} if gold else {}),
     }
     return (pairs.exclude(pk__in=rejected) if rejected else pairs), info
+
+
+def _served_gold(per_batch: dict[int, list[Any]], judgements: list[Any]) -> dict[str, str]:
+    """Add to ``judgements`` the answers to the gold items served in the validating batches, and return
+    their known labels: the aggregation fits each validator's reliability with them fixed, so the
+    verdicts of the real questions rest on what each validator got right where the truth is known."""
+    from annotation.models import GoldItem, Validation
+    from crowd.aggregation import Judgement, validation_label
+
+    rows = Validation.objects.filter(
+        qa_pair__gold_item__batch_id__in=list(per_batch),
+        qa_pair__gold_item__kind=GoldItem.Kind.GOLD,
+        assignment__status__in=(Assignment.Status.SUBMITTED, Assignment.Status.APPROVED),
+    ).values_list("qa_pair_id", "assignment__worker__pseudonym", "flags", "qa_pair__gold_item__expected")
+    gold: dict[str, str] = {}
+    for pair_id, worker, flags, expected in rows.order_by("pk"):
+        if not isinstance(expected, dict) or not isinstance(expected.get("label"), str):
+            continue
+        judgements.append(Judgement(str(pair_id), worker, validation_label(flags or [])))
+        gold[str(pair_id)] = expected["label"]
+    return gold

@@ -30,7 +30,7 @@ from annotation.drafts import REVISIONS_FIELD, parse_revisions
 from annotation.hits import FormCheck, HitConflict, HitHandler, handler_for
 from annotation.models import HIT, Assignment, Batch, Document, IllegalTransition
 from annotation.permissions import can_view
-from crowd.models import Consent
+from crowd.models import BatchPlatformState, Consent
 from crowd.providers.factory import config_from
 from crowd.providers.traits import arriving_platforms, completion_for, traits_for
 from evaluation.services.model_checks import PAGE_WAIT_S, loop_settings
@@ -273,7 +273,7 @@ def _after_submit(request: HttpRequest, assignment: Assignment) -> HttpResponse:
     finished = traits_for(assignment.worker.platform).finished(
         assignment.platform_meta,
         assignment.platform_ref,
-        assignment.hit.batch.options.get("completion_code", ""),
+        BatchPlatformState.of(assignment.hit.batch_id).completion_code,
     )
     completion = completion_for(assignment.worker.platform, finished, config_from(settings))
     if completion is None:

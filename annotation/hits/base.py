@@ -122,6 +122,9 @@ class HitHandler(abc.ABC):
     #: the same options as the after-submission job) and :meth:`store` keeps its flags, so the job does
     #: not run it again.
     qc_at_submit: ClassVar[bool] = False
+    #: its page judges one QA pair, so its batches may carry gold and attention items: pairs with a
+    #: known right answer served among the real ones (:mod:`crowd.services.gold`).
+    serves_gold: ClassVar[bool] = False
     #: the kind of the stage-2 batch that validates the questions of an approved assignment (None: no
     #: stage 2).
     stage2_kind: ClassVar[Optional[str]] = None

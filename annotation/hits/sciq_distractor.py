@@ -77,6 +77,7 @@ class SciQDistractorHandler(HitHandler):
     built_from = BuiltFrom.QUESTIONS
     default_title = "Check a science exam question and choose wrong answer options"
     repeatable = frozenset({"flag", "suggested"})
+    serves_gold = True
     field_names: ClassVar[frozenset[str]] = frozenset({"flag", "suggested", *OWN_FIELDS})
 
     def accepts_field(self, name: str) -> bool:

@@ -5,7 +5,7 @@ release -> evaluation. State changes are named methods (``assignment.submit()``)
 transition and raise :class:`IllegalTransition`; ``save()`` never hides side effects.
 
 The models live in one module per part of that flow (:mod:`.corpus`, :mod:`.work`, :mod:`.answers`,
-:mod:`.model_checks`, :mod:`.jobs`); import them from here, the app's single import point.
+:mod:`.model_checks`, :mod:`.gold`, :mod:`.jobs`); import them from here, the app's single import point.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from annotation.models.answers import (
     Validation,
 )
 from annotation.models.corpus import MAX_CROWD_REJECTIONS, Corpus, Document, Passage, sha256_text
+from annotation.models.gold import GoldAnswer, GoldItem, GoldStanding
 from annotation.models.jobs import Job
 from annotation.models.model_checks import ModelCheck
 from annotation.models.work import HIT, Assignment, Batch, IllegalTransition
@@ -37,6 +38,9 @@ __all__ = [
     "Distractor",
     "Document",
     "ExpertAnswer",
+    "GoldAnswer",
+    "GoldItem",
+    "GoldStanding",
     "IllegalTransition",
     "Job",
     "ModelCheck",

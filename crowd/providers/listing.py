@@ -25,6 +25,7 @@ class SubmissionPage:
         next: the cursor of the following step; None when this was the last.
         first: this step starts a pass from the beginning (a stored cursor no longer fitted the
             platform's list, so the provider started again): anything counted before it is void.
+        left: units (MTurk HITs) still to read after this step, when the provider knows.
     """
 
     submissions: tuple[PlatformSubmission, ...]
@@ -32,6 +33,7 @@ class SubmissionPage:
     start: Optional[dict[str, Any]]
     next: Optional[dict[str, Any]]
     first: bool = False
+    left: Optional[int] = None
 
 
 @dataclass(frozen=True)

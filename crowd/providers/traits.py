@@ -81,6 +81,9 @@ class PlatformTraits:
             eligibility filters).
         worker_id: how the platform's worker ids look, for the release privacy gate
             (:class:`WorkerIdPattern`); None for a platform whose worker ids crowdqa makes itself.
+        platform_auto_approval_seconds: the platform approves unreviewed work on its own after this
+            long unless a batch sets its own delay, which it is then told (MTurk's
+            ``AutoApprovalDelayInSeconds``; 0: the platform does not approve on its own).
     """
 
     name: ClassVar[str] = ""
@@ -100,6 +103,7 @@ class PlatformTraits:
     rejection_categories: ClassVar[frozenset[str]] = frozenset()
     option_keys: ClassVar[tuple[str, ...]] = ()
     worker_id: ClassVar[Optional[WorkerIdPattern]] = None
+    platform_auto_approval_seconds: ClassVar[int] = 0
     do_not_call_in_templates: ClassVar[bool] = True
     """Templates read the traits class's attributes; Django must not instantiate it."""
 

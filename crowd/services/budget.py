@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
@@ -22,14 +21,6 @@ from crowd.services.lifecycle import provider_for
 from crowd.services.publishing import published_of
 
 logger = logging.getLogger(__name__)
-
-
-def _set_options(batch: Batch, **values: Any) -> None:
-    with transaction.atomic():
-        locked = Batch.objects.select_for_update().get(pk=batch.pk)
-        locked.options = {**locked.options, **values}
-        locked.save(update_fields=["options"])
-    batch.options = locked.options
 
 
 def spent_cents(batch: Batch) -> dict[str, int]:
@@ -94,9 +85,10 @@ def enforce_budget(batch: Batch) -> bool:
     published = published_of(batch)
     if published is not None:
         provider_for(batch).stop(published)
-    _set_options(batch, budget_stopped=timezone.now().isoformat())
+    stopped: dict[str, Any] = {"budget_stopped_at": timezone.now()}
     if traits_for(batch.provider).stop_is_final:
-        BatchPlatformState.change(batch.pk, stopped_for_good=True)
+        stopped["stopped_for_good"] = True
+    BatchPlatformState.change(batch.pk, **stopped)
     batch.pause()
     events.budget_reached(batch, spent_cents(batch)["total"])
     return True

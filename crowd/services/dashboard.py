@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from django.db.models import Count
 
-from annotation.models import HIT, Assignment, Batch, QAPair
+from annotation.models import HIT, Assignment, Batch, GoldStanding, QAPair
 from annotation.qc.common import problem_flags
 from crowd.providers.costs import effective_hourly_pay_cents
 from crowd.services.budget import spent_cents
@@ -29,17 +29,20 @@ def worker_reliability(batch: Batch) -> dict[str, Any]:
     default method: ``method``, ``labels``, ``items``, ``rejected`` (items whose verdict is
     ``reject``), ``alpha`` and ``workers`` (pseudonym -> ``skill``, ``n``); empty without validations."""
     from crowd.aggregation import DEFAULT_METHOD, REJECT, aggregate
-    from crowd.services.judgements import batch_judgements
+    from crowd.services.judgements import batch_gold, batch_judgements
 
     judgements = batch_judgements(batch)
     if not judgements:
         return {}
-    result = aggregate(judgements, DEFAULT_METHOD)
+    gold = batch_gold(batch)
+    result = aggregate(judgements, DEFAULT_METHOD, gold=gold)
+    questions = {item: v for item, v in result.items.items() if item not in gold}
     return {
         "method": result.method,
         "labels": result.labels,
-        "items": len(result.items),
-        "rejected": sum(1 for v in result.items.values() if v.label == REJECT),
+        "items": len(questions),
+        "gold_items": len(result.items) - len(questions),
+        "rejected": sum(1 for v in questions.values() if v.label == REJECT),
         "alpha": result.alpha,
         "workers": {w: {"skill": s.skill, "n": s.n} for w, s in result.workers.items()},
     }
@@ -60,7 +63,10 @@ def batch_stats(batch: Batch) -> dict[str, Any]:
         bonus over the median worked time: active time where the page measured it, else accept to
         submit; None without times), ``qc`` (pairs, flagged pairs, rate per code) and ``workers`` (one
         dict per worker, by pseudonym, with its summed ``worked_seconds`` (active time where
-        measured) and ``hourly_pay_cents``).
+        measured), ``hourly_pay_cents`` and its record on the batch's gold and attention items:
+        ``gold_accuracy`` (None before a gold answer), ``gold_n``, ``attention_n``,
+        ``attention_failed``, ``gold_state`` (ok / warned / blocked, None without an item answered) and
+        ``gold_reason``).
     """
     hits = dict(HIT.objects.filter(batch=batch).values_list("status").annotate(n=Count("pk")))
     assignments = Assignment.objects.filter(hit__batch=batch).select_related("worker")
@@ -133,10 +139,18 @@ def batch_stats(batch: Batch) -> dict[str, Any]:
         row["pairs"] = per_worker_pairs.get(worker_id, 0)
         row["flags_per_pair"] = (per_worker_flags[worker_id] / row["pairs"]) if row["pairs"] else None
     reliability = worker_reliability(batch)
+    gold = {s.worker_id: s for s in GoldStanding.objects.filter(batch=batch)}
     for row in workers.values():
         found = reliability["workers"].get(row["pseudonym"]) if reliability else None
         row["skill"] = found["skill"] if found else None
         row["judgements"] = found["n"] if found else 0
+        record = gold.get(row["id"])
+        row["gold_accuracy"] = record.gold_accuracy if record else None
+        row["gold_n"] = record.gold_n if record else 0
+        row["attention_n"] = record.attention_n if record else 0
+        row["attention_failed"] = record.attention_failed if record else 0
+        row["gold_state"] = record.state if record else None
+        row["gold_reason"] = record.reason if record else ""
     return {
         "reliability": {k: v for k, v in reliability.items() if k != "workers"} if reliability else None,
         "batch": batch.pk,

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.db.models import Q
 
-from annotation.models import Assignment, Batch, IllegalTransition, Validation
+from annotation.models import Assignment, Batch, GoldItem, IllegalTransition, Validation
 from crowd.aggregation import Judgement, validation_label
 
 COUNTED = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED)
@@ -20,17 +20,32 @@ COUNTED = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED)
 
 def batch_judgements(batch: Batch) -> list[Judgement]:
     """The stage-2 validations of ``batch``: those its HITs hold (a stage-2 batch) or those of the
-    questions it collected (a stage-1 batch). Items are QA pair ids, labels ``accept`` / ``reject``.
+    questions it collected (a stage-1 batch), with the answers to the gold items served in its stage 2.
+    Items are QA pair ids, labels ``accept`` / ``reject``. Answers to attention items are no judgements
+    (the question told the worker what to tick) and are left out.
     """
     rows = (
         Validation.objects.filter(
-            Q(assignment__hit__batch=batch) | Q(qa_pair__assignment__hit__batch=batch),
+            Q(assignment__hit__batch=batch)
+            | Q(qa_pair__assignment__hit__batch=batch)
+            | Q(qa_pair__gold_item__batch__parent=batch, qa_pair__gold_item__kind=GoldItem.Kind.GOLD),
             assignment__status__in=COUNTED,
         )
+        .exclude(qa_pair__gold_item__kind=GoldItem.Kind.ATTENTION)
         .order_by("pk")
         .values_list("qa_pair_id", "assignment__worker__pseudonym", "flags")
     )
     return [Judgement(str(pair), worker, validation_label(flags or [])) for pair, worker, flags in rows]
+
+
+def batch_gold(batch: Batch) -> dict[str, str]:
+    """Known labels of the gold items served in ``batch`` or in its stage-2 batches, by QA pair id."""
+    rows = GoldItem.objects.filter(Q(batch=batch) | Q(batch__parent=batch), kind=GoldItem.Kind.GOLD)
+    return {
+        str(pair): expected["label"]
+        for pair, expected in rows.values_list("qa_pair_id", "expected")
+        if isinstance(expected, dict) and isinstance(expected.get("label"), str)
+    }
 
 
 def act_by_skill(
@@ -60,7 +75,7 @@ def act_by_skill(
         raise ValueError(f"the skill threshold must be between 0 and 1, not {threshold}")
     if action == "block" and not reason.strip():
         raise ValueError("a block needs a reason (it is kept with the worker)")
-    result = aggregate(batch_judgements(batch), DEFAULT_METHOD, with_alpha=False)
+    result = aggregate(batch_judgements(batch), DEFAULT_METHOD, gold=batch_gold(batch), with_alpha=False)
     summary: dict[str, Any] = {"action": action, "threshold": threshold, "done": [], "skipped": []}
     for pseudonym, skill in sorted(result.workers.items()):
         if skill.n < min_labels or skill.skill is None:

@@ -18,14 +18,26 @@ from annotation.models import Assignment, QAPair
 logger = logging.getLogger(__name__)
 
 
-def approve(assignment: Assignment) -> bool:
+class AlreadyReviewed(Exception):
+    """An approval meant for unreviewed work found the assignment decided already (under its row lock)."""
+
+
+def approve(assignment: Assignment, unreviewed_only: bool = False) -> bool:
     """Approve a submitted (or previously rejected) assignment; returns False when it already was.
+
+    Args:
+        assignment: the assignment.
+        unreviewed_only: approve only work still waiting for review (an automatic approval): a
+            rejection that happened meanwhile stands.
 
     Raises:
         IllegalTransition: when the assignment is not submitted or rejected.
+        AlreadyReviewed: ``unreviewed_only`` and the assignment is not submitted any more.
     """
     with transaction.atomic():
         locked = Assignment.objects.select_for_update().select_related("hit__batch").get(pk=assignment.pk)
+        if unreviewed_only and locked.status != Assignment.Status.SUBMITTED:
+            raise AlreadyReviewed(f"Assignment({assignment.pk}) is {locked.status} already")
         if locked.status == Assignment.Status.APPROVED:
             return False
         locked.approve()

@@ -14,6 +14,7 @@ a crash between creating a HIT and publishing it is repaired by the next sync.
 from __future__ import annotations
 
 import logging
+from contextlib import nullcontext
 from dataclasses import asdict, replace
 from typing import Any, Optional
 
@@ -33,6 +34,7 @@ from crowd.providers.base import (
     PublishUnit,
 )
 from crowd.providers.traits import traits_for
+from crowd.services.batch_jobs import Tracker, batch_job
 from crowd.services.lifecycle import LifecycleError, arrival_url, provider_for
 
 logger = logging.getLogger(__name__)
@@ -68,6 +70,7 @@ def publish_request(batch: Batch, provider: CrowdProvider) -> PublishRequest:
     Options read: ``locales``, ``min_approval_rate``, ``min_approved``, ``require_qualification_ids`` /
     ``exclude_qualification_ids`` (platform ids), ``completion_code``, and the platform's own
     ``option_keys`` (its traits), passed as ``extra``.
+        **auto_approval(options),
 
     Raises:
         LifecycleError: a qualification is both required and excluded.
@@ -101,14 +104,29 @@ def publish_request(batch: Batch, provider: CrowdProvider) -> PublishRequest:
         exclude_qualifications=tuple(options.get("exclude_qualification_ids", ())),
         completion_code=str(options.get("completion_code", "")),
         extra={key: options[key] for key in traits_for(batch.provider).option_keys if key in options},
+        **auto_approval(options),
     )
+
+
+def auto_approval(options: dict[str, Any]) -> dict[str, int]:
+    """The platform's auto-approval delay for a batch's ``auto_approve_seconds``, when it sets one.
+
+    MTurk approves unreviewed work on its own after ``AutoApprovalDelayInSeconds``; a batch with its own
+    delay gets the same there, so the platform and crowdqa's periodic approval
+    (:mod:`crowd.services.auto_approval`) agree. Without one, the platform's default stands.
+    """
+    seconds = options.get("auto_approve_seconds")
+    return {} if seconds is None else {"auto_approve_seconds": int(seconds)}
 
 
 class _Recorder(PublishListener):
     """Keeps the platform batch an attempt created (before any further call) and counts its units."""
 
-    def __init__(self, batch: Batch, listener: Optional[PublishListener]) -> None:
+    def __init__(
+        self, batch: Batch, listener: Optional[PublishListener], tracker: Optional[Tracker] = None
+    ) -> None:
         self.batch = batch
+        self.tracker = tracker
         self.listener = listener or PublishListener()
         self.units = 0
         self.adopted = 0
@@ -121,6 +139,8 @@ class _Recorder(PublishListener):
     def unit(self, unit: PublishedUnit, adopted: bool) -> None:
         self.units += 1
         self.adopted += int(adopted)
+        if self.tracker is not None:
+            self.tracker.report(self.units)
         self.listener.unit(unit, adopted)
 
 
@@ -175,26 +195,27 @@ def publish(batch: Batch, listener: Optional[PublishListener] = None) -> Publish
         resume=resume,
         platform_batch_id=state.publish_ref,
     )
-    recorder = _Recorder(batch, listener)
-    try:
-        published = provider.publish(request, recorder)
-    except errors.ProviderError as exc:
-        total = len(request.effective_units())
-        raise LifecycleError(
-            f"Batch({batch.pk}) could not be published on {provider.name}: {exc}. "
-            f"{recorder.units} of {total} HIT(s) are on {provider.short_name}; {resume_advice(batch)}"
-        ) from exc
+    total = len(request.effective_units())
+    tracking = batch_job(batch.pk, "publish", "HITs", total) if provider.external else nullcontext(None)
+    with tracking as tracker:
+        recorder = _Recorder(batch, listener, tracker)
+        try:
+            published = provider.publish(request, recorder)
+        except errors.ProviderError as exc:
+            raise LifecycleError(
+                f"Batch({batch.pk}) could not be published on {provider.name}: {exc}. "
+                f"{recorder.units} of {total} HIT(s) are on {provider.short_name}; {resume_advice(batch)}"
+            ) from exc
+        if tracker is not None:
+            tracker.report(total, total)
+            tracker.result = {"units": recorder.units, "adopted": recorder.adopted}
     with transaction.atomic():
         locked = Batch.objects.select_for_update().get(pk=batch.pk)
         BatchPlatformState.change(
             locked.pk, publish_started=None, publish_ref="", published=asdict(published)
         )
-        options = dict(locked.options)
-        if published.completion_code:
-            options["completion_code"] = published.completion_code
-        locked.options = options
         locked.platform_ref = published.platform_batch_id
-        locked.save(update_fields=["options", "platform_ref"])
+        locked.save(update_fields=["platform_ref"])
         for unit in published.units:
             HIT.objects.filter(batch=locked, pk=int(unit.local_ref)).update(platform_ref=unit.platform_id)
         if locked.status == Batch.Status.DRAFT:  # a concurrent caller may have finished first

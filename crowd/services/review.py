@@ -192,18 +192,19 @@ def _vouched(assignment: Assignment, provider: CrowdProvider, published: Publish
     raise ReviewError(f"{owner}: {problem}; it is never approved or paid (reject it here)")
 
 
-def record_approval(assignment: Assignment, confirmed: bool) -> bool:
+def record_approval(assignment: Assignment, confirmed: bool, unreviewed_only: bool = False) -> bool:
     """Approve locally and write the reward's ledger row, in one transaction (idempotent).
 
     Args:
         assignment: a submitted, rejected or already approved assignment.
         confirmed: True when the platform has approved (and so paid) it.
+        unreviewed_only: see :func:`crowd.services.local_review.approve`.
 
     Returns:
         True when the local state changed.
     """
     with transaction.atomic():
-        changed = local_review.approve(assignment)
+        changed = local_review.approve(assignment, unreviewed_only=unreviewed_only)
         batch = assignment.hit.batch
         Payment.objects.get_or_create(
             idempotency_key=reward_key(assignment),
@@ -222,18 +223,24 @@ def record_approval(assignment: Assignment, confirmed: bool) -> bool:
     return changed
 
 
-def approve_assignment(assignment: Assignment, feedback: str = "", confirm_no_work: bool = False) -> None:
+def approve_assignment(
+    assignment: Assignment, feedback: str = "", confirm_no_work: bool = False, unreviewed_only: bool = False
+) -> None:
     """Approve a submission on its platform, then locally with its reward row; screening grants the qual.
 
     A submission with no work on file (``work_on_file``) is refused unless ``confirm_no_work`` says a
     person checked it on the platform. A qualification grant the platform refuses stays pending
     (``Qualification.platform_synced`` False) and is retried by sync: the approval itself has happened
-    and is not reported as failed.
+    and is not reported as failed. ``unreviewed_only`` (automatic approval) approves only work still
+    waiting for review, checked again under the assignment's row lock, so a rejection made meanwhile
+    stands and the platform is not told anything.
 
     Raises:
         ReviewError: wrong state or the platform refused.
     """
     assignment = _load(assignment)
+    if unreviewed_only and assignment.status != Assignment.Status.SUBMITTED:
+        raise ReviewError(f"Assignment({assignment.pk}) is {assignment.status}; it was reviewed already")
     if assignment.status not in (
         Assignment.Status.SUBMITTED,
         Assignment.Status.REJECTED,
@@ -249,7 +256,10 @@ def approve_assignment(assignment: Assignment, feedback: str = "", confirm_no_wo
     if assignment.status != Assignment.Status.APPROVED:
         _vouched(assignment, provider, published, ref)
     with transaction.atomic():
-        record_approval(assignment, confirmed=provider.external)
+        try:
+            record_approval(assignment, confirmed=provider.external, unreviewed_only=unreviewed_only)
+        except local_review.AlreadyReviewed as exc:
+            raise ReviewError(f"{exc}; it was reviewed meanwhile") from exc
         try:
             provider.approve(published, ref, feedback)
         except errors.ProviderError as exc:

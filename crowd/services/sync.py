@@ -26,10 +26,11 @@ from annotation.hits import handler_for
 from annotation.models import HIT, Assignment, Batch, IllegalTransition
 from crowd.models import BatchPlatformState, Worker
 from crowd.providers import errors
-from crowd.providers.base import PlatformSubmission, PublishedBatch, SubmissionStatus
+from crowd.providers.base import CrowdProvider, PlatformSubmission, PublishedBatch, SubmissionStatus
 from crowd.providers.local.provider import NEUTRAL_STATUS
 from crowd.providers.traits import hosted_platforms, traits_for
 from crowd.services import local_review
+from crowd.services.batch_jobs import Tracker, batch_job
 from crowd.services.budget import enforce_budget
 from crowd.services.lifecycle import LifecycleError, provider_for
 from crowd.services.publishing import follows_parent, publish, publish_pending_hits, published_of
@@ -347,20 +348,23 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
     batch.refresh_from_db()
     published = published_of(batch)
     if published is not None and traits_for(batch.provider).external:
-        try:
-            _read_platform(batch, published, counts)
-        except errors.NotFoundError as exc:
-            counts[NEEDS_ATTENTION] = f"{batch.provider} no longer knows this batch: {exc}"
-            _mark_attention(batch, counts[NEEDS_ATTENTION])
-            logger.warning("Batch(%s) needs attention: %s", batch.pk, exc)
-            return counts
-        except (errors.RateLimitedError, errors.TransientError) as exc:
-            raise TransientSyncError(
-                f"Batch({batch.pk}) sync with {batch.provider} stopped after {counts.get('steps', 0)} "
-                f"step(s); the next run goes on from there: {exc}"
-            ) from exc
-        except errors.ProviderError as exc:
-            raise SyncError(f"Batch({batch.pk}) sync with {batch.provider}: {exc}") from exc
+        unit = "HITs" if traits_for(batch.provider).unit_per_hit else "submissions"
+        with batch_job(batch.pk, "sync", unit) as tracker:
+            try:
+                _read_platform(batch, published, counts, tracker)
+            except errors.NotFoundError as exc:
+                counts[NEEDS_ATTENTION] = f"{batch.provider} no longer knows this batch: {exc}"
+                _mark_attention(batch, counts[NEEDS_ATTENTION])
+                logger.warning("Batch(%s) needs attention: %s", batch.pk, exc)
+                tracker.result = {NEEDS_ATTENTION: counts[NEEDS_ATTENTION]}
+                return counts
+            except (errors.RateLimitedError, errors.TransientError) as exc:
+                raise TransientSyncError(
+                    f"Batch({batch.pk}) sync with {batch.provider} stopped after {counts.get('steps', 0)} "
+                    f"step(s); the next run goes on from there: {exc}"
+                ) from exc
+            except errors.ProviderError as exc:
+                raise SyncError(f"Batch({batch.pk}) sync with {batch.provider}: {exc}") from exc
         if BatchPlatformState.of(batch.pk).attention_reason:
             _mark_attention(batch, None)
     for hit in HIT.objects.filter(batch=batch, status=HIT.Status.OPEN):
@@ -370,7 +374,7 @@ def sync_batch(batch: Batch) -> dict[str, Any]:
     return counts
 
 
-def _read_platform(batch: Batch, published: PublishedBatch, counts: dict[str, Any]) -> None:
+def _read_platform(batch: Batch, published: PublishedBatch, counts: dict[str, Any], tracker: Tracker) -> None:
     """Read the batch's submissions step by step, applying each step and storing where the pass got to.
 
     A run that stops (kill, a platform that keeps failing) leaves the cursor of the next step in
@@ -388,9 +392,34 @@ def _read_platform(batch: Batch, published: PublishedBatch, counts: dict[str, An
         .select_related("hit__batch")
     )
     by_ref = {a.platform_ref: a for a in rows}
-    local = {ref: NEUTRAL_STATUS[a.status] for ref, a in by_ref.items()}
     run = SyncPass.begin(batch.pk, study_wide=not traits_for(batch.provider).unit_per_hit)
     counts["steps"] = 0
+    done = _read_steps(batch, provider, published, run, settled, by_ref, counts, tracker)
+    tracker.result = {"read": done, **run.summary()}
+    if run.study_wide:
+        decided = (Assignment.Status.APPROVED, Assignment.Status.REJECTED)
+        _settle_missing(
+            batch,
+            [a for ref, a in by_ref.items() if ref not in run.seen and (run.full or a.status not in decided)],
+            counts,
+        )
+    run.finish()
+    counts.update(run.summary())
+
+
+def _read_steps(
+    batch: Batch,
+    provider: CrowdProvider,
+    published: PublishedBatch,
+    run: SyncPass,
+    settled: set[str],
+    by_ref: dict[str, Assignment],
+    counts: dict[str, Any],
+    tracker: Tracker,
+) -> int:
+    """Read, apply and record each step of the pass; return how many HITs / submissions were read."""
+    local = {ref: NEUTRAL_STATUS[a.status] for ref, a in by_ref.items()}
+    done = 0
     for page in provider.submission_pages(published, run.cursor, frozenset(settled)):
         if page.first:
             run.restart()
@@ -421,15 +450,9 @@ def _read_platform(batch: Batch, published: PublishedBatch, counts: dict[str, An
         }
         run.step_done(page, still_changing=still_changing(page, local_now))
         counts["steps"] = run.steps
-    if run.study_wide:
-        decided = (Assignment.Status.APPROVED, Assignment.Status.REJECTED)
-        _settle_missing(
-            batch,
-            [a for ref, a in by_ref.items() if ref not in run.seen and (run.full or a.status not in decided)],
-            counts,
-        )
-    run.finish()
-    counts.update(run.summary())
+        done += len(page.submissions) if page.units is None else len(page.units)
+        tracker.report(done, None if page.left is None else done + page.left)
+    return done
 
 
 def _settle_missing(batch: Batch, missing: list[Assignment], counts: dict[str, Any]) -> None:

@@ -19,6 +19,7 @@ from annotation.hits import handler_for
 from annotation.hits.sciq_distractor import suggestions_of
 from annotation.models import HIT, Batch, Distractor, QAPair
 from crowd.providers.traits import traits_for
+from crowd.services.gold import serve_items
 
 logger = logging.getLogger(__name__)
 
@@ -28,9 +29,17 @@ INHERITED_OPTIONS = (
     "min_approval_rate",
     "min_approved",
     "require_qualification_ids",
+    "gold_rate",
+    "attention_rate",
+    "gold_warn_below",
+    "gold_block_below",
+    "gold_min_answers",
+    "attention_block_failures",
+    "auto_approve_seconds",
 )
-"""Worker requirements a stage-2 batch takes from its stage-1 batch (it goes on the same platform), with
-the platform's own launch settings (its traits' ``option_keys``)."""
+"""What a stage-2 batch takes from its stage-1 batch: worker requirements (it goes on the same platform),
+with the platform's own launch settings (its traits' ``option_keys``), the settings of its gold and
+attention items (the items are served in stage 2), and the auto-approval delay."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -123,6 +132,7 @@ def add_validation_hit(batch: Batch, pair: QAPair) -> HIT:
             re-queues the job.
     """
     rows = [] if suggestions_of(pair) else _suggest(pair, SUGGESTIONS_PER_HIT)
+    created = False
     with transaction.atomic():
         Batch.objects.select_for_update().filter(pk=batch.pk).first()
         _save_suggestions(pair, rows, SUGGESTIONS_PER_HIT)
@@ -135,6 +145,9 @@ def add_validation_hit(batch: Batch, pair: QAPair) -> HIT:
                 position=0 if last is None else last + 1,
                 max_assignments=batch.assignments_per_hit,
             )
+            created = True
+    if created:
+        serve_items(batch)  # the gold and attention items now due, after the real HIT
     return hit
 
 

@@ -354,3 +354,43 @@ def prepare_run(request: RunRequest, *, force: bool = False) -> tuple[BenchmarkR
     )
     logger.info("BenchmarkRun(%s) created: %s on %s %s", run.pk, run.system, release, run.split)
     return run, False
+
+
+def queue_run(release: Release, choices: dict[str, Any]) -> tuple[BenchmarkRun, bool]:
+    """Start a run from the leaderboard form's cleaned choices: prepare it and queue it on ``gpu``.
+
+    The leaderboard page and the REST API both come here. An identical run already done or queued is
+    reused (not queued again).
+
+    Args:
+        release: the release to run on.
+        choices: ``system``, ``split``, ``metrics``, ``model`` (``"local"`` for the bundled model),
+            ``limit`` and ``judge``, as :class:`evaluation.forms.StartBenchmarkForm` cleans them.
+
+    Returns:
+        The run and whether it was reused.
+
+    Raises:
+        BenchmarkInputError, ReleaseError: the choices do not fit the release.
+    """
+    from evaluation.forms import LOCAL_MODEL
+    from evaluation.tasks import gpu_run_benchmark  # the task module imports the execution service
+
+    run_request = RunRequest(
+        release_dir=release_root(release),
+        system=choices["system"],
+        split=choices["split"],
+        metrics=tuple(choices["metrics"]),
+        model=None if choices.get("model") in (None, "", LOCAL_MODEL) else choices["model"],
+        limit=choices.get("limit"),
+        judge=choices.get("judge") or "none",
+    )
+    run, reused = prepare_run(run_request)
+    if not reused and run.status == BenchmarkRun.Status.QUEUED:
+        try:
+            run.task_id = gpu_run_benchmark.delay(run.pk).id or ""
+        except Exception:  # only when tasks run eagerly: the failure is stored on the run
+            logger.exception("BenchmarkRun(%s) failed", run.pk)
+        else:
+            run.save(update_fields=["task_id"])
+    return run, reused

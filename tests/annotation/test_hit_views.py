@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, Batch
 from annotation.services.batches import BatchSpec, create_batch
-from crowd.models import Consent, Worker
+from crowd.models import BatchPlatformState, Consent, Worker
 from tests.factories import make_textbook, make_worker
 from worker import hit_links
 from worker.assigning import claim_next
@@ -192,8 +192,13 @@ def test_submit__not_accepted_keeps_a_newer_edit_saved_meanwhile_from_another_ta
 
 def test_submit__prolific_redirects_to_completion(client, batch: Batch) -> None:  # type: ignore[no-untyped-def]
     _on(batch, "prolific", "study1")
-    batch.options = {"completion_code": "C0DE42"}
-    batch.save()
+    published = {
+        "provider": "prolific",
+        "batch_ref": str(batch.pk),
+        "platform_batch_id": "study1",
+        "units": [],
+    }
+    BatchPlatformState.change(batch.pk, published={**published, "completion_code": "C0DE42"})
     params = {"PROLIFIC_PID": "pid1", "STUDY_ID": "study1", "SESSION_ID": "sess1"}
     arrival = client.get(f"/hit/{batch.pk}/", params)
     assignment = Assignment.objects.get()

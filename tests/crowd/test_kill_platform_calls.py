@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, Batch
 from annotation.services.batches import BatchSpec
-from crowd.models import Payment
+from crowd.models import BatchPlatformState, Payment
 from crowd.services.launching import launch
 from crowd.services.publishing import publish
 from crowd.services.sync import sync_batch
@@ -202,7 +202,7 @@ def _prolific_approved(server: Any) -> tuple[Batch, Assignment]:
         hit=batch.hits.get(), worker=Worker.objects.get_or_create_for("prolific", "P1"), platform_ref=sub
     )
     assignment.submit(answers_for(batch.hits.get()))
-    server.fake.complete(sub, batch.options["completion_code"])
+    server.fake.complete(sub, BatchPlatformState.of(batch.pk).completion_code)
     approve_assignment(assignment)
     return batch, assignment
 

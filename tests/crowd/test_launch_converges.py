@@ -158,7 +158,10 @@ def test_prolific_failed_publish_step__keeps_the_study_and_resumes_it(prolific) 
     batch.refresh_from_db()
     assert batch.status == Batch.Status.PUBLISHED and batch.platform_ref == study_id
     assert list(prolific.fake.studies) == [study_id] and prolific.fake.studies[study_id]["status"] == "ACTIVE"
-    assert batch.options["completion_code"] == prolific.fake.studies[study_id]["completion_codes"][0]["code"]
+    assert (
+        BatchPlatformState.of(batch.pk).completion_code
+        == prolific.fake.studies[study_id]["completion_codes"][0]["code"]
+    )
 
 
 def test_prolific_publish_killed_after_creation__sync_adopts_by_internal_name(prolific) -> None:  # noqa: ANN001

@@ -109,6 +109,10 @@ def test_sync_batch__budget_cap_stops_claims(sciq_corpus) -> None:
     counts = sync_batch(batch)
     batch.refresh_from_db()
     assert counts["budget_stopped"] is True and batch.status == Batch.Status.PAUSED
+    assert (
+        BatchPlatformState.of(batch.pk).budget_stopped_at is not None
+        and "budget_stopped" not in batch.options
+    )
     with pytest.raises(ClaimRefused):
         claim_next(batch, make_worker("w2"))
 

@@ -16,7 +16,7 @@ from django.core.management import call_command
 
 from annotation.models import Assignment, Batch
 from annotation.services.batches import BatchSpec
-from crowd.models import Payment, Worker
+from crowd.models import BatchPlatformState, Payment, Worker
 from crowd.providers.base import PaymentStatus
 from crowd.services.launching import launch
 from crowd.services.review import ReviewError, approve_assignment, bonus
@@ -52,7 +52,7 @@ def _approved(server: Any, n: int) -> tuple[Batch, list[Assignment]]:
             hit=hit, worker=Worker.objects.get_or_create_for("prolific", f"P{i}"), platform_ref=sub
         )
         assignment.submit(answers_for(hit))
-        server.fake.complete(sub, batch.options["completion_code"])
+        server.fake.complete(sub, BatchPlatformState.of(batch.pk).completion_code)
         approve_assignment(assignment)
         done.append(assignment)
     return batch, done

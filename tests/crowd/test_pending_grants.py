@@ -68,7 +68,7 @@ def test_screening_grant_on_prolific__failed_once_then_granted_by_the_periodic_j
     batch, _ = launch(BatchSpec(kind="screening", corpus="syl", provider="prolific", reward_cents=100))
     group = BatchPlatformState.of(batch.pk).screening_qualification
     session = fake.start(batch.platform_ref, "P1")
-    fake.complete(session, batch.options["completion_code"])
+    fake.complete(session, BatchPlatformState.of(batch.pk).completion_code)
     assignment = Assignment.objects.create(
         hit=batch.hits.get(),
         worker=make_worker("P1", platform="prolific"),

@@ -137,3 +137,67 @@ def test_migration__moves_a_screening_qualification_into_the_state_and_back() ->
     finally:
         executor = MigrationExecutor(connection)
         executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migration__moves_the_budget_stop_and_the_published_code_copy_out_of_options_and_back() -> None:
+    before = [("crowd", "0008_sync_cursor")]
+    after = [("crowd", "0009_budget_stop_and_completion_code_state")]
+    executor = MigrationExecutor(connection)
+    try:
+        executor.migrate(before)
+        old = executor.loader.project_state(before).apps
+        corpus = old.get_model("annotation", "Corpus").objects.create(name="c")
+        OldBatch, OldState = (
+            old.get_model("annotation", "Batch"),
+            old.get_model("crowd", "BatchPlatformState"),
+        )
+        stopped_options = {
+            "budget_stopped": "2026-11-26T06:00:00+00:00",
+            "completion_code": "C0DE",
+            "seed": 1,
+        }
+        stopped = OldBatch.objects.create(
+            name="s", kind="syllabus_qa", corpus=corpus, options=stopped_options
+        )
+        OldState.objects.create(batch_id=stopped.pk, published={**PUBLISHED, "completion_code": "C0DE"})
+        draft = OldBatch.objects.create(
+            name="d", kind="syllabus_qa", corpus=corpus, options={"completion_code": "MINE"}
+        )
+        unused = OldBatch.objects.create(  # a code the platform did not publish with stays a setting
+            name="u", kind="syllabus_qa", corpus=corpus, options={"completion_code": "ASKED"}
+        )
+        OldState.objects.create(batch_id=unused.pk, published=PUBLISHED)
+        plain = OldBatch.objects.create(name="l", kind="syllabus_qa", corpus=corpus, options={"seed": 2})
+
+        executor = MigrationExecutor(connection)
+        executor.migrate(after)
+        new = executor.loader.project_state(after).apps
+        Batch, State = new.get_model("annotation", "Batch"), new.get_model("crowd", "BatchPlatformState")
+        assert Batch.objects.get(pk=stopped.pk).options == {"seed": 1}
+        state = State.objects.get(batch_id=stopped.pk)
+        assert state.budget_stopped_at == datetime(2026, 11, 26, 6, tzinfo=UTC)
+        assert state.published["completion_code"] == "C0DE"
+        assert Batch.objects.get(pk=draft.pk).options == {"completion_code": "MINE"}
+        assert Batch.objects.get(pk=unused.pk).options == {"completion_code": "ASKED"}
+        assert Batch.objects.get(pk=plain.pk).options == {"seed": 2}
+        assert not State.objects.filter(batch_id__in=[draft.pk, plain.pk]).exists()
+
+        executor = MigrationExecutor(connection)
+        executor.migrate(before)
+        back = executor.loader.project_state(before).apps.get_model("annotation", "Batch")
+        assert back.objects.get(pk=stopped.pk).options == stopped_options
+        assert back.objects.get(pk=draft.pk).options == {"completion_code": "MINE"}
+        assert back.objects.get(pk=unused.pk).options == {"completion_code": "ASKED"}
+        assert back.objects.get(pk=plain.pk).options == {"seed": 2}
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+@pytest.mark.django_db
+def test_completion_code__is_the_published_records() -> None:
+    batch = make_batch()
+    assert BatchPlatformState.of(batch.pk).completion_code == ""
+    BatchPlatformState.change(batch.pk, published={**PUBLISHED, "completion_code": "C0DE"})
+    assert BatchPlatformState.of(batch.pk).completion_code == "C0DE"

@@ -75,7 +75,8 @@ def test_prolific__study_submissions_webhooks_review_bonus(
     study = fake.studies[study_id]
     assert study["status"] == "ACTIVE" and study["total_available_places"] == 2
     assert study["external_study_url"].startswith(f"http://testserver/hit/{prolific_batch.pk}/?PROLIFIC_PID=")
-    code = prolific_batch.options["completion_code"]
+    code = BatchPlatformState.of(prolific_batch.pk).completion_code
+    assert code == study["completion_codes"][0]["code"] and "completion_code" not in prolific_batch.options
     s1 = _participate(fake_prolific_server, study_id, "P1", code)
     s2 = _participate(fake_prolific_server, study_id, "P2", code)
 

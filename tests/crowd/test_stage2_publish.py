@@ -17,6 +17,7 @@ from django.test import Client
 from annotation.models import Assignment, Batch
 from annotation.services.batches import BatchSpec
 from crowd.followup_tasks import create_validation_hit
+from crowd.models import BatchPlatformState
 from crowd.providers.base import PublishUnit
 from crowd.services import validation_hits
 from crowd.services.launching import launch
@@ -166,7 +167,7 @@ def _prolific_submitted(batch: Batch, server, pid: str) -> Assignment:  # noqa: 
     client.post(page + "consent/", {"consent": "yes"})
     assignment = Assignment.objects.get(platform_ref=session)
     assert client.post(page, answers_for(assignment.hit)).status_code == 302
-    server.fake.complete(session, batch.options["completion_code"])
+    server.fake.complete(session, BatchPlatformState.of(batch.pk).completion_code)
     assignment.refresh_from_db()
     return assignment
 

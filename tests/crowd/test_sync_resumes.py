@@ -126,7 +126,7 @@ def _participant(batch: Batch, hit, pid: str, fake) -> str:  # noqa: ANN001
     Assignment.objects.create(
         hit=hit, worker=Worker.objects.get_or_create_for("prolific", pid), platform_ref=sub
     )
-    fake.complete(sub, batch.options["completion_code"])
+    fake.complete(sub, BatchPlatformState.of(batch.pk).completion_code)
     return sub
 
 
@@ -193,3 +193,51 @@ def test_prolific_sync__a_stale_start_or_a_due_full_pass_reads_everything(
     due = sync_batch(prolific_batch)
     assert due["incremental"] is False and due["unchanged"] == 7
     assert BatchPlatformState.of(prolific_batch.pk).full_synced_at > timezone.now() - timedelta(minutes=1)
+
+
+def test_batch_page__shows_publish_sync_and_pay_jobs_with_what_is_left_and_why_one_failed(
+    mturk_batch: Batch, fake_mturk_server, client
+) -> None:  # noqa: ANN001
+    """The live progress JSON carries each platform job: done, left, and a failed job's error."""
+    from django.core.management import call_command
+
+    from tests.factories import make_researcher
+
+    client.force_login(make_researcher("jobs"))
+    url = f"/batches/{mturk_batch.pk}/progress.json"
+    jobs = {j["kind"]: j for j in client.get(url).json()["jobs"]}
+    assert jobs["publish"]["status"] == "done" and jobs["publish"]["done"] == jobs["publish"]["total"] == HITS
+
+    fake_mturk_server.fake.faults.script("ListAssignmentsForHIT", ["server_error"] * 2, after=4)
+    with pytest.raises(TransientSyncError):
+        sync_batch(mturk_batch)
+    data = client.get(url).json()
+    sync = next(j for j in data["jobs"] if j["kind"] == "sync")
+    assert sync["status"] == "failed" and "stopped after 1 step" in sync["error"]
+    assert sync["done"] == 3 and sync["left"] == HITS - 3 and sync["unit"] == "HITs"
+    assert "Syncing with the platform failed:" in data["html"]
+
+    sync_batch(mturk_batch)
+    sync = next(j for j in client.get(url).json()["jobs"] if j["kind"] == "sync")
+    assert sync["status"] == "done" and sync["done"] == HITS - 3 and sync["left"] == 0 and not sync["error"]
+
+    Assignment.objects.filter(hit__batch=mturk_batch).update(platform_meta={})
+    call_command("review_batch", "--batch", str(mturk_batch.pk), "--approve-all-passing", "--confirm-no-work")
+    pay = next(j for j in client.get(url).json()["jobs"] if j["kind"] == "pay")
+    assert pay["status"] == "done" and pay["done"] == pay["total"] and pay["left"] == 0
+
+
+def test_batch_page__keeps_polling_a_draft_while_its_publish_runs(client) -> None:  # noqa: ANN001
+    from crowd.services.batch_jobs import batch_job
+    from tests.factories import make_batch, make_researcher
+
+    batch = make_batch()
+    client.force_login(make_researcher("poll"))
+    url = f"/batches/{batch.pk}/progress.json"
+    assert client.get(url).json()["live"] is False
+    with batch_job(batch.pk, "publish", "HITs", 2) as job:
+        job.report(1)
+        data = client.get(url).json()
+        assert data["live"] is True and data["jobs"][0]["left"] == 1
+        assert "data-progress-url" in client.get(f"/batches/{batch.pk}/").content.decode()
+    assert client.get(url).json()["live"] is False

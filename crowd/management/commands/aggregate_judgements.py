@@ -32,7 +32,8 @@ class Command(JsonCommand):
             "--batch",
             type=int,
             metavar="ID",
-            help="A SciQ batch: its stage-2 validations (items are QA pair ids, labels accept/reject).",
+            help="A SciQ batch: its stage-2 validations (items are QA pair ids, labels accept/reject); the "
+            "gold items served in it (attach_gold) are gold.",
         )
         source.add_argument(
             "--input",
@@ -56,13 +57,15 @@ class Command(JsonCommand):
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
+        gold: dict[str, str] = {}
         if opts["batch"] is not None:
-            from crowd.services.judgements import batch_judgements
+            from crowd.services.judgements import batch_gold, batch_judgements
 
             batch = Batch.objects.filter(pk=opts["batch"]).first()
             if batch is None:
                 raise CommandError(f"no Batch({opts['batch']})")
             judgements = batch_judgements(batch)
+            gold = batch_gold(batch)
         else:
             path = Path(opts["input"])
             if not path.is_file():
@@ -74,14 +77,13 @@ class Command(JsonCommand):
                 raise CommandError(f"--input {path}: not UTF-8 text ({exc.reason})") from exc
             except AggregationError as exc:
                 raise CommandError(str(exc)) from exc
-        gold: dict[str, str] = {}
         if opts["gold"]:
             path = Path(opts["gold"])
             if not path.is_file():
                 raise CommandError(f"--gold {path}: no such file")
             try:
                 with path.open(encoding="utf-8") as handle:
-                    gold = parse_gold(handle, where=str(path))
+                    gold.update(parse_gold(handle, where=str(path)))
             except UnicodeDecodeError as exc:
                 raise CommandError(f"--gold {path}: not UTF-8 text ({exc.reason})") from exc
             except AggregationError as exc:

@@ -54,6 +54,71 @@ def cents(value: Optional[str], option: str) -> Optional[int]:
     return int((amount * 100).to_integral_value())
 
 
+GOLD_FLAGS: dict[str, tuple[str, str, str]] = {
+    "--gold-rate": ("PCT", "Gold items (attach_gold) served per 100 real validation HITs.", "gold_rate"),
+    "--attention-rate": ("PCT", "Attention items served per 100 real validation HITs.", "attention_rate"),
+    "--gold-warn-below": (
+        "PCT",
+        "Flag a validator whose gold accuracy falls under this percent.",
+        "gold_warn_below",
+    ),
+    "--gold-block-below": (
+        "PCT",
+        "Block a validator whose gold accuracy falls under this percent.",
+        "gold_block_below",
+    ),
+    "--gold-min-answers": (
+        "N",
+        "Gold answers a validator gives before the thresholds act (default 5).",
+        "gold_min_answers",
+    ),
+    "--attention-block": (
+        "N",
+        "Failed attention items that block a validator (default 2; 0: never).",
+        "attention_block_failures",
+    ),
+}
+"""The gold and attention settings: flag -> (metavar, help, ``Batch.options`` key)."""
+
+
+def _number(flag: str) -> Any:
+    """The argparse type of a gold flag: a percent from 0 to 100, or a whole number >= 0."""
+
+    def parse(value: str) -> Any:
+        try:
+            number = float(value) if GOLD_FLAGS[flag][0] == "PCT" else int(value)
+        except ValueError as exc:
+            raise CommandError(f"{flag} must be a number, got {value!r}") from exc
+        if number < 0 or (GOLD_FLAGS[flag][0] == "PCT" and number > 100):
+            raise CommandError(
+                f"{flag} must be {'0 to 100' if GOLD_FLAGS[flag][0] == 'PCT' else '>= 0'}, got {value}"
+            )
+        return number
+
+    return parse
+
+
+def gold_options(opts: dict[str, Any]) -> dict[str, Any]:
+    """The ``Batch.options`` of the gold flags given; they need a kind whose validation serves items.
+
+    Raises:
+        CommandError: a gold flag on a kind without a validation page.
+    """
+    from annotation.hits import handler_for
+
+    given = {key: opts[flag[2:].replace("-", "_")] for flag, (_, _, key) in GOLD_FLAGS.items()}
+    given = {key: value for key, value in given.items() if value is not None}
+    if given:
+        handler = handler_for(opts["kind"])
+        stage2 = handler.stage2_kind
+        if not (handler.serves_gold or (stage2 is not None and handler_for(stage2).serves_gold)):
+            raise CommandError(
+                f"--gold-*/--attention-*: a {opts['kind']} batch serves no gold or attention items "
+                "(SciQ question batches do, in their validation stage)"
+            )
+    return given
+
+
 class Command(JsonCommand):
     help = "Create a batch of HITs and publish it on the local crowd, MTurk or Prolific."
 
@@ -119,6 +184,15 @@ class Command(JsonCommand):
             metavar="USD_PER_HOUR",
             help="Least pay per hour of active time: approving tops the reward up with a bonus (e.g. 12.00).",
         )
+        for flag, meaning in GOLD_FLAGS.items():
+            parser.add_argument(flag, type=_number(flag), metavar=meaning[0], help=meaning[1])
+        parser.add_argument(
+            "--auto-approve-hours",
+            type=int,
+            metavar="H",
+            help="Approve (and pay) submitted work nobody reviewed within H hours of its submission "
+            "(1 to 720; MTurk is told the same delay). Default: work waits for a review.",
+        )
         parser.add_argument("--dry-run", action="store_true", help="Print the cost estimate; create nothing.")
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -141,8 +215,15 @@ class Command(JsonCommand):
                     f"--validators: at least 1 validator per question, not {opts['validators']}"
                 )
             options["stage2_assignments"] = opts["validators"]
+        options.update(gold_options(opts))
         if opts["floor_wage"] is not None:
             options["floor_wage_cents_per_hour"] = cents(opts["floor_wage"], "--floor-wage") or 0
+        if opts["auto_approve_hours"] is not None:
+            if not 1 <= opts["auto_approve_hours"] <= 720:
+                raise CommandError(
+                    f"--auto-approve-hours: from 1 to 720 hours (30 days), not {opts['auto_approve_hours']}"
+                )
+            options["auto_approve_seconds"] = opts["auto_approve_hours"] * 3600
         spec = BatchSpec(
             kind=opts["kind"],
             corpus=opts["corpus"],

@@ -11,6 +11,7 @@ from annotation.qc.common import error_flags
 from config.commands import JsonCommand
 from crowd.providers import retries
 from crowd.providers.base import PaymentStatus
+from crowd.services.batch_jobs import batch_job
 from crowd.services.review import (
     UNKNOWN_ADVICE,
     ReviewError,
@@ -118,13 +119,17 @@ class Command(JsonCommand):
                     )
                 else:
                     to_approve.append(a)
-        for done, a in enumerate(to_approve, 1):
-            self.progress("approving", done, len(to_approve))
-            try:
-                approve_assignment(a, confirm_no_work=opts["confirm_no_work"])
-                summary["approved"].append(a.pk)
-            except (ReviewError, IllegalTransition) as exc:
-                summary["errors"].append({"assignment": a.pk, "error": str(exc)})
+        if to_approve:
+            with batch_job(batch.pk, "pay", "submissions", len(to_approve)) as job:
+                for done, a in enumerate(to_approve, 1):
+                    self.progress("approving", done, len(to_approve))
+                    try:
+                        approve_assignment(a, confirm_no_work=opts["confirm_no_work"])
+                        summary["approved"].append(a.pk)
+                    except (ReviewError, IllegalTransition) as exc:
+                        summary["errors"].append({"assignment": a.pk, "error": str(exc)})
+                    job.report(done)
+                job.result = {"approved": len(summary["approved"]), "errors": summary["errors"][:20]}
         if opts["reject"] is not None:
             a = self._assignment(batch, opts["reject"])
             try:

@@ -307,6 +307,7 @@ class MTurkProvider(MTurkTraits, CrowdProvider):
                 start=start,
                 next={"after_unit": step[-1]} if more else None,
                 first=offset == 0 and not start,
+                left=max(0, len(todo) - offset - len(step)),
             )
             start = {"after_unit": step[-1]}
 

@@ -94,6 +94,7 @@ class MTurkTraits(PlatformTraits):
     stop_is_final = True
     returns_on_platform = True
     bonus_record_readable = True
+    platform_auto_approval_seconds = 3 * 24 * 3600  # PublishRequest.auto_approve_seconds' default
     frame_origins = MTURK_FRAME_ORIGINS
     fees = MTURK_FEES
     config_keys = (

@@ -32,7 +32,7 @@ def mark_unconfirmed(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0013_model_check"),
+        ("annotation", "0014_gold_items"),
         ("crowd", "0007_screening_qualification_state"),
     ]
 
