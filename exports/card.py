@@ -41,6 +41,10 @@ class CardInputs:
         agreement: metric name -> value (e.g. ``{"fact_qa_precision": 0.83}``).
         agreement_note: where the agreement figures come from (expert run, release, items).
         excluded_note: free text on what was left out of the release and why.
+        pay_by_kind: per HIT kind, its decided submissions, hours worked, pay and pay per hour of
+            active time (:func:`exports.work_costs.pay_by_kind`).
+        cost_by_question_type: worker pay per released pair, by question type
+            (:func:`exports.work_costs.cost_by_question_type`).
         aggregation: how repeated stage-2 validations were combined (``method``, ``validated``,
             ``left_out``, ``labels``, ``alpha_per_batch``: batch id -> Krippendorff's alpha or None);
             empty when no item was validated.
@@ -59,6 +63,8 @@ class CardInputs:
     agreement_note: Optional[str] = None
     excluded_note: Optional[str] = None
     aggregation: Mapping[str, Any] = field(default_factory=dict)
+    pay_by_kind: Sequence[Mapping[str, Any]] = ()
+    cost_by_question_type: Sequence[Mapping[str, Any]] = ()
 
 
 def _aggregation_section(info: Mapping[str, Any]) -> list[str]:
@@ -250,6 +256,48 @@ def _statistics_section(
     return lines
 
 
+def _money(cents: Optional[float], currency: str) -> str:
+    return "–" if cents is None else f"{cents / 100:,.2f} {currency}"
+
+
+def _pay_tables(inputs: CardInputs) -> list[str]:
+    """Pay per hour of active time per HIT kind, and worker pay per released pair per question type."""
+    lines: list[str] = []
+    if inputs.pay_by_kind:
+        lines += [
+            "",
+            "| HIT kind | submissions | hours worked | active time measured | paid | pay per hour |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for row in inputs.pay_by_kind:
+            share = row.get("active_share")
+            measured = "–" if share is None else f"{100 * share:.0f}%"
+            lines.append(
+                f"| {row['kind']} | {_fmt(row['submissions'])} | {row['hours']:.2f} | {measured} | "
+                f"{_money(row['paid_cents'], row['currency'])} | "
+                f"{_money(row.get('hourly_cents'), row['currency'])} |"
+            )
+        lines += [
+            "",
+            "Hours are the time each HIT page was visible and in use (accept-to-submit where the page "
+            "measured none); pay is the rewards and bonuses of approved and rejected work, platform fees "
+            "left out.",
+        ]
+    if inputs.cost_by_question_type:
+        lines += ["", "| question type | pairs | worker pay per pair |", "|---|---:|---:|"]
+        lines += [
+            f"| {row['question_type']} | {_fmt(row['pairs'])} | "
+            f"{_money(row['cost_cents_per_pair'], row['currency'])} |"
+            for row in inputs.cost_by_question_type
+        ]
+        lines += [
+            "",
+            "A pair's pay is its share of the submission that wrote it, plus the pay of each of its "
+            "validations.",
+        ]
+    return lines
+
+
 def _collection_section(inputs: CardInputs, everything: SplitStatistics) -> list[str]:
     """The crowd work behind the release: workers, time, pay, QC rejections and agreement."""
     workers = inputs.workers if inputs.workers is not None else everything.distinct_workers()
@@ -262,10 +310,11 @@ def _collection_section(inputs: CardInputs, everything: SplitStatistics) -> list
         ),
     ]
     crowd = [(k, v) for k, v in crowd if v is not None]
-    if not (crowd or inputs.qc_rejection_rates or inputs.agreement):
+    if not (crowd or inputs.qc_rejection_rates or inputs.agreement or inputs.pay_by_kind):
         return []
     lines = ["## Collection", ""]
     lines += [f"- {k}: {v}" for k, v in crowd]
+    lines += _pay_tables(inputs)
     if inputs.qc_rejection_rates:
         lines += ["", "| QC rule | rejected |", "|---|---:|"]
         lines += [f"| {k} | {100 * v:.1f}% |" for k, v in sorted(inputs.qc_rejection_rates.items())]

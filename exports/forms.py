@@ -8,8 +8,8 @@ from django import forms
 
 from annotation.models import Batch, Corpus
 from crowd.aggregation import DAWID_SKENE, MACE_METHOD, MAJORITY
-from exports.dataset import NO_AGGREGATION
 from exports.services.exporting import ExportRequest, ExportRequestError, validate_request
+from exports.verdicts import NO_AGGREGATION
 
 FORMATS = ExportRequest.formats
 

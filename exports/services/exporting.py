@@ -234,7 +234,7 @@ def validate_request(request: ExportRequest, *, resuming: bool = False) -> None:
     except UnknownFormatError as exc:
         raise ExportRequestError("formats", str(exc)) from exc
     from crowd.aggregation import METHODS
-    from exports.dataset import NO_AGGREGATION
+    from exports.verdicts import NO_AGGREGATION
 
     if request.aggregation not in (*METHODS, NO_AGGREGATION):
         raise ExportRequestError(
@@ -321,7 +321,8 @@ def _nothing_to_export(request: ExportRequest, aggregation: dict[str, Any]) -> E
 def _records(request: ExportRequest) -> tuple[Any, Any, Optional[Corpus], list[Batch], dict[str, Any]]:
     """(pairs, records, corpus, batches, aggregation facts) of a request: the selection (questions the
     aggregated stage-2 verdict rejects left out) and its records, read in chunks."""
-    from exports.dataset import PairRecords, aggregated_validations, pairs_for
+    from exports.dataset import PairRecords, pairs_for
+    from exports.verdicts import aggregated_validations
 
     corpus, batches = _source(request)
     selected = pairs_for(corpus=corpus, batches=batches)
