@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from typing import Any, Optional
 
 from django.db.models import Count
@@ -53,52 +54,45 @@ def _worked_seconds(a: Assignment) -> Optional[float]:
     return a.active_seconds if a.active_seconds is not None else a.time_on_task_seconds
 
 
-def batch_stats(batch: Batch) -> dict[str, Any]:
-    """Compute the dashboard of a batch.
-
-    Returns:
-        ``progress`` (HITs by status, assignments by status), ``cost`` (ledger rewards, bonuses, fees,
-        committed, total, estimate, budget cap), ``median_seconds`` per HIT (accept to submit),
-        ``median_active_seconds`` (measured by the HIT page), ``hourly_pay_cents`` (reward plus mean
-        bonus over the median worked time: active time where the page measured it, else accept to
-        submit; None without times), ``qc`` (pairs, flagged pairs, rate per code) and ``workers`` (one
-        dict per worker, by pseudonym, with its summed ``worked_seconds`` (active time where
-        measured), ``hourly_pay_cents`` and its record on the batch's gold and attention items:
-        ``gold_accuracy`` (None before a gold answer), ``gold_n``, ``attention_n``,
-        ``attention_failed``, ``gold_state`` (ok / warned / blocked, None without an item answered) and
-        ``gold_reason``).
-    """
-    hits = dict(HIT.objects.filter(batch=batch).values_list("status").annotate(n=Count("pk")))
-    assignments = Assignment.objects.filter(hit__batch=batch).select_related("worker")
-    by_status = Counter(a.status for a in assignments)
+def _median_times(
+    assignments: Iterable[Assignment],
+) -> tuple[Optional[float], Optional[float], Optional[float]]:
+    """Median seconds of the submitted work: accept to submit, active, and worked (``_worked_seconds``)."""
     times = [
         a.time_on_task_seconds for a in assignments if a.time_on_task_seconds is not None and a.submitted_at
     ]
-    median_seconds = _median(times)
     # Pay per hour of work counts the time the HIT page was visible and in use where the page measured
     # it (annotation.active_time), and falls back to accept-to-submit time for work submitted without.
     worked = [_worked_seconds(a) for a in assignments if a.submitted_at and _worked_seconds(a) is not None]
-    median_active = _median([a.active_seconds for a in assignments if a.submitted_at and a.active_seconds])
-    cost = spent_cents(batch)
-    submitted = sum(
-        by_status[s]
-        for s in (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED, Assignment.Status.REJECTED)
-    )
-    mean_bonus = cost["bonuses"] / submitted if submitted else 0
-    hourly = effective_hourly_pay_cents(round(batch.reward_cents + mean_bonus), _median(worked) or 0)
-    pairs = list(QAPair.objects.filter(assignment__hit__batch=batch).values("assignment__worker", "qc_flags"))
-    code_counts: Counter[str] = Counter()
-    flagged = 0
-    per_worker_flags: dict[int, int] = defaultdict(int)
-    per_worker_pairs: dict[int, int] = defaultdict(int)
-    for pair in pairs:
-        flags = list(pair["qc_flags"] or [])
-        code_counts.update(set(flags))
-        # Normalisations QC applied (fixed flags) are counted by code but are not a worker's fault.
-        problems = problem_flags(flags)
-        flagged += bool(problems)
-        per_worker_pairs[pair["assignment__worker"]] += 1
-        per_worker_flags[pair["assignment__worker"]] += len(problems)
+    active = [a.active_seconds for a in assignments if a.submitted_at and a.active_seconds]
+    return _median(times), _median(active), _median(worked)
+
+
+class _QCCounts:
+    """The QC flags of a batch's pairs: counted by code, pairs with a problem, and per worker."""
+
+    def __init__(self, batch: Batch) -> None:
+        pairs = QAPair.objects.filter(assignment__hit__batch=batch).values("assignment__worker", "qc_flags")
+        self.pairs = 0
+        self.flagged = 0
+        self.code_counts: Counter[str] = Counter()
+        self.per_worker_pairs: dict[int, int] = defaultdict(int)
+        self.per_worker_flags: dict[int, int] = defaultdict(int)
+        for pair in pairs:
+            flags = list(pair["qc_flags"] or [])
+            self.pairs += 1
+            self.code_counts.update(set(flags))
+            # Normalisations QC applied (fixed flags) are counted by code but are not a worker's fault.
+            problems = problem_flags(flags)
+            self.flagged += bool(problems)
+            self.per_worker_pairs[pair["assignment__worker"]] += 1
+            self.per_worker_flags[pair["assignment__worker"]] += len(problems)
+
+
+def _worker_rows(
+    assignments: Iterable[Assignment], pay_per_assignment: int, qc: _QCCounts
+) -> list[dict[str, Any]]:
+    """One row per worker of the batch, by pseudonym: assignments by outcome, time, pay and QC flags."""
     workers: dict[int, dict[str, Any]] = {}
     worker_times: dict[int, list[float]] = defaultdict(list)
     worker_active: dict[int, list[float]] = defaultdict(list)
@@ -126,21 +120,22 @@ def batch_stats(batch: Batch) -> dict[str, Any]:
         if a.submitted_at and _worked_seconds(a) is not None:
             worker_active[a.worker_id].append(_worked_seconds(a) or 0.0)
     for worker_id, row in workers.items():
+        active = worker_active[worker_id]
         row["median_seconds"] = _median(worker_times[worker_id])
-        row["worked_seconds"] = round(sum(worker_active[worker_id]), 1) if worker_active[worker_id] else None
+        row["worked_seconds"] = round(sum(active), 1) if active else None
         row["hourly_pay_cents"] = (
-            effective_hourly_pay_cents(
-                round(batch.reward_cents + mean_bonus) * len(worker_active[worker_id]),
-                sum(worker_active[worker_id]),
-            )
-            if worker_active[worker_id]
-            else None
+            effective_hourly_pay_cents(pay_per_assignment * len(active), sum(active)) if active else None
         )
-        row["pairs"] = per_worker_pairs.get(worker_id, 0)
-        row["flags_per_pair"] = (per_worker_flags[worker_id] / row["pairs"]) if row["pairs"] else None
-    reliability = worker_reliability(batch)
-    gold = {s.worker_id: s for s in GoldStanding.objects.filter(batch=batch)}
-    for row in workers.values():
+        row["pairs"] = qc.per_worker_pairs.get(worker_id, 0)
+        row["flags_per_pair"] = (qc.per_worker_flags[worker_id] / row["pairs"]) if row["pairs"] else None
+    return sorted(workers.values(), key=lambda r: r["pseudonym"])
+
+
+def _add_records(
+    rows: list[dict[str, Any]], reliability: dict[str, Any], gold: dict[int, GoldStanding]
+) -> None:
+    """Add each worker's skill from the aggregated validations and its gold and attention record."""
+    for row in rows:
         found = reliability["workers"].get(row["pseudonym"]) if reliability else None
         row["skill"] = found["skill"] if found else None
         row["judgements"] = found["n"] if found else 0
@@ -151,6 +146,38 @@ def batch_stats(batch: Batch) -> dict[str, Any]:
         row["attention_failed"] = record.attention_failed if record else 0
         row["gold_state"] = record.state if record else None
         row["gold_reason"] = record.reason if record else ""
+
+
+def batch_stats(batch: Batch) -> dict[str, Any]:
+    """Compute the dashboard of a batch.
+
+    Returns:
+        ``progress`` (HITs by status, assignments by status), ``cost`` (ledger rewards, bonuses, fees,
+        committed, total, estimate, budget cap), ``median_seconds`` per HIT (accept to submit),
+        ``median_active_seconds`` (measured by the HIT page), ``hourly_pay_cents`` (reward plus mean
+        bonus over the median worked time: active time where the page measured it, else accept to
+        submit; None without times), ``qc`` (pairs, flagged pairs, rate per code) and ``workers`` (one
+        dict per worker, by pseudonym, with its summed ``worked_seconds`` (active time where
+        measured), ``hourly_pay_cents`` and its record on the batch's gold and attention items:
+        ``gold_accuracy`` (None before a gold answer), ``gold_n``, ``attention_n``,
+        ``attention_failed``, ``gold_state`` (ok / warned / blocked, None without an item answered) and
+        ``gold_reason``).
+    """
+    hits = dict(HIT.objects.filter(batch=batch).values_list("status").annotate(n=Count("pk")))
+    assignments = Assignment.objects.filter(hit__batch=batch).select_related("worker")
+    by_status = Counter(a.status for a in assignments)
+    median_seconds, median_active, median_worked = _median_times(assignments)
+    cost = spent_cents(batch)
+    submitted = sum(
+        by_status[s]
+        for s in (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED, Assignment.Status.REJECTED)
+    )
+    mean_bonus = cost["bonuses"] / submitted if submitted else 0
+    hourly = effective_hourly_pay_cents(round(batch.reward_cents + mean_bonus), median_worked or 0)
+    qc = _QCCounts(batch)
+    workers = _worker_rows(assignments, round(batch.reward_cents + mean_bonus), qc)
+    reliability = worker_reliability(batch)
+    _add_records(workers, reliability, {s.worker_id: s for s in GoldStanding.objects.filter(batch=batch)})
     return {
         "reliability": {k: v for k, v in reliability.items() if k != "workers"} if reliability else None,
         "batch": batch.pk,
@@ -171,10 +198,10 @@ def batch_stats(batch: Batch) -> dict[str, Any]:
         "median_active_seconds": median_active,
         "hourly_pay_cents": hourly,
         "qc": {
-            "pairs": len(pairs),
-            "flagged_pairs": flagged,
-            "flagged_rate": flagged / len(pairs) if pairs else None,
-            "rates": {code: n / len(pairs) for code, n in sorted(code_counts.items())},
+            "pairs": qc.pairs,
+            "flagged_pairs": qc.flagged,
+            "flagged_rate": qc.flagged / qc.pairs if qc.pairs else None,
+            "rates": {code: n / qc.pairs for code, n in sorted(qc.code_counts.items())},
         },
-        "workers": sorted(workers.values(), key=lambda r: r["pseudonym"]),
+        "workers": workers,
     }
