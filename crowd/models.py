@@ -152,6 +152,11 @@ class Payment(models.Model):
     platform_ref = models.CharField(max_length=200, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True)
     error = models.TextField(blank=True)
+    setups_in_doubt = models.PositiveIntegerField(
+        default=0,
+        help_text="Prolific bulk bonus set-ups sent for this payment whose answer never came: they may "
+        "exist on Prolific unpaid (they pay nothing; the API can neither list nor cancel them).",
+    )
     created = models.DateTimeField(auto_now_add=True)
     sent_at = models.DateTimeField(null=True, blank=True)
 

@@ -286,6 +286,7 @@ class PaymentRecord:
     platform_ref: str = ""
     updated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     error: str = ""
+    setups_in_doubt: int = 0  # platform-side set-ups (Prolific bulk bonuses) sent without an answer
 
 
 @runtime_checkable
@@ -367,7 +368,7 @@ def already_paid(record: Optional[PaymentRecord], worker_id: str) -> Optional[Pa
 
 
 def advance_payment(
-    store: PaymentStore, record: PaymentRecord, state: PaymentState, **changes: str
+    store: PaymentStore, record: PaymentRecord, state: PaymentState, **changes: str | int
 ) -> PaymentRecord:
     """Write ``record`` with a new state (and fields) to ``store`` and return it.
 

@@ -277,6 +277,7 @@ class DbPaymentStore:
             amount_cents=row.amount_cents,
             platform_ref=row.platform_ref,
             updated_at=updated.astimezone(UTC) if updated else datetime.now(UTC),
+            setups_in_doubt=row.setups_in_doubt,
         )
 
     def put(self, record: PaymentRecord) -> None:
@@ -293,6 +294,7 @@ class DbPaymentStore:
             "status": status,
             "platform_ref": record.platform_ref,
             "error": record.error[:2000],
+            "setups_in_doubt": record.setups_in_doubt,
         }
         if record.state != PaymentState.CREATED:
             fields["sent_at"] = timezone.now()

@@ -236,10 +236,12 @@ def test_kill_after_prolific_bonus_set_up__rerun_pays_once(prolific) -> None:  #
     bonus_args = ["--bonus", str(assignment.pk), "--cents", "40", "--reason", "Thorough"]
     argv = ["review_batch", "--batch", str(batch.pk), *bonus_args]
     run_killed(prolific.fake, "set_up_bonus", argv, _prolific_env(prolific))
-    assert not Payment.objects.filter(kind="bonus").exists()  # died before the ledger heard of it
+    row = Payment.objects.get(kind="bonus")  # written before the set-up: the orphan is counted
+    assert row.status == Payment.Status.PENDING and row.setups_in_doubt == 1 and not row.platform_ref
     assert _review(batch, *bonus_args)["bonuses"][0]["status"] == "paid"
     assert len(prolific.fake.payments) == 1  # the orphaned set-up was never paid
-    assert Payment.objects.get(kind="bonus").status == Payment.Status.CONFIRMED
+    row.refresh_from_db()
+    assert row.status == Payment.Status.CONFIRMED and row.setups_in_doubt == 1
 
 
 def test_kill_after_prolific_pay__never_resent_settled_from_the_submission_record(prolific) -> None:  # noqa: ANN001

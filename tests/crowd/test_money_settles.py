@@ -126,6 +126,42 @@ def test_prolific_bonuses_under_faults__each_paid_once_none_sent_while_unpaid(pr
     assert injected > 0
 
 
+def test_prolific_bonus_set_up_answer_lost__counted_shown_and_never_paid(prolific, client) -> None:  # noqa: ANN001
+    """The API can neither list nor cancel a bulk bonus: the orphan is recorded and named, never paid."""
+    from tests.factories import make_researcher
+
+    _, (assignment,) = _approved(prolific, 1)
+    prolific.fake.faults.script("set_up_bonus", ["lost_reply"])
+    with pytest.raises(ReviewError, match="nothing was paid: try again"):
+        bonus(assignment, 40, "Thorough")
+    row = Payment.objects.get(kind="bonus")
+    assert row.setups_in_doubt == 1 and row.status == Payment.Status.PENDING and not row.platform_ref
+    assert len(prolific.fake.bulk_bonuses) == 1  # the orphan exists on the platform
+
+    assert bonus(assignment, 40, "Thorough").status == PaymentStatus.PAID
+    row.refresh_from_db()
+    assert row.status == Payment.Status.CONFIRMED and row.setups_in_doubt == 1
+    assert len(prolific.fake.bulk_bonuses) == 2 and _paid(prolific, "P0") == 1  # the orphan is never paid
+    orphan = next(b for b in prolific.fake.bulk_bonuses if b != row.platform_ref)
+    client.force_login(make_researcher("orphans"))
+    html = client.get(f"/assignments/{assignment.pk}/").content.decode()
+    assert f'id="setups-in-doubt-{row.pk}"' in html and "1 bonus set-up got no answer" in html
+    assert orphan not in html and row.platform_ref in html
+
+
+def test_prolific_bonus_set_up_refused__failed_with_nothing_in_doubt(prolific) -> None:  # noqa: ANN001
+    from tests.fakes.fake_prolific_server import FakeProlificError
+
+    _, (assignment,) = _approved(prolific, 1)
+    prolific.fake.fail_next["set_up_bonus"] = FakeProlificError(400, "participant not in study")
+    with pytest.raises(ReviewError, match="participant not in study"):
+        bonus(assignment, 40, "Thorough")
+    row = Payment.objects.get(kind="bonus")
+    assert row.status == Payment.Status.FAILED and row.setups_in_doubt == 0
+    assert bonus(assignment, 40, "Thorough").status == PaymentStatus.PAID
+    assert _paid(prolific, "P0") == 1
+
+
 @pytest.fixture
 def mturk(sciq_corpus, fake_mturk_server, settings):  # noqa: ANN001, ANN201
     settings.PUBLIC_BASE_URL = "http://testserver"

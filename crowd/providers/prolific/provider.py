@@ -417,10 +417,13 @@ class ProlificProvider(ProlificTraits, CrowdProvider):
         payment_claim``, which ``crowd.services.review.bonus`` holds around this call).
         ``reason`` is not sent: Prolific bonuses carry no message (use ``notify_workers``).
 
-        A process killed between the set-up and the CREATED record leaves a set-up bulk bonus that no
-        record names; the re-run sets up and pays a new one. The orphan costs nothing (Prolific pays a
-        bulk bonus only through its pay call) and cannot be cleaned up: the API lists and cancels no
-        bulk bonuses (docs.prolific.com, Bonuses: set up and pay only).
+        A set-up whose answer never comes (a 5xx, a dropped connection, a kill before its id is recorded)
+        may have made a bulk bonus on Prolific that no record names. The API can neither find nor
+        cancel it (docs.prolific.com, Bonuses: set up and pay only), so it cannot be reused: the record
+        counts it (``setups_in_doubt``, written before the call and taken back when the answer comes)
+        and the re-run sets up and pays a new one. Such an orphan pays nothing (Prolific pays a bulk
+        bonus only through its pay call, which crowdqa sends only for the bulk it recorded); the
+        assignment page names it.
 
         Raises:
             ProlificTransientError: the pay call's answer was lost; the record stays PAY_REQUESTED and
@@ -445,14 +448,8 @@ class ProlificProvider(ProlificTraits, CrowdProvider):
                 record.amount_cents,
                 worker_id,
             )
-        if record is None:
-            bulk = prolific_api.BonusPayments.set_up(
-                self.client, batch.platform_batch_id, {worker_id: amount_cents}
-            )
-            record = PaymentRecord(
-                idempotency_key, PaymentState.CREATED, worker_id, amount_cents, str(bulk["id"])
-            )
-            payments.put(record)
+        if record is None or not record.platform_ref:
+            record = self._set_up_bonus(batch, record, idempotency_key, worker_id, amount_cents, payments)
         record = advance_payment(payments, record, PaymentState.PAY_REQUESTED, error="")
         try:
             prolific_api.BonusPayments.pay(self.client, record.platform_ref)
@@ -469,6 +466,38 @@ class ProlificProvider(ProlificTraits, CrowdProvider):
         )
         return PaymentResult(
             idempotency_key, PaymentStatus.PAID, record.platform_ref, record.amount_cents, worker_id
+        )
+
+    def _set_up_bonus(
+        self,
+        batch: PublishedBatch,
+        record: Optional[PaymentRecord],
+        key: str,
+        worker_id: str,
+        amount_cents: int,
+        payments: PaymentStore,
+    ) -> PaymentRecord:
+        """Set up the bulk bonus of ``key``, counting the set-up as in doubt until its answer comes."""
+        doubt = (record.setups_in_doubt if record is not None else 0) + 1
+        record = PaymentRecord(key, PaymentState.CREATED, worker_id, amount_cents, "", setups_in_doubt=doubt)
+        payments.put(record)
+        try:
+            bulk = prolific_api.BonusPayments.set_up(
+                self.client, batch.platform_batch_id, {worker_id: amount_cents}
+            )
+        except errors.RateLimitedError:
+            advance_payment(payments, record, PaymentState.CREATED, setups_in_doubt=doubt - 1)
+            raise  # throttled past the retries: nothing was set up
+        except errors.TransientError:
+            logger.warning(
+                "Bonus %s: the set-up's answer was lost; a bulk bonus may sit unpaid on Prolific", key
+            )
+            raise  # it may exist: the count stays
+        except errors.ProviderError as exc:
+            advance_payment(payments, record, PaymentState.REFUSED, error=str(exc), setups_in_doubt=doubt - 1)
+            raise
+        return advance_payment(
+            payments, record, PaymentState.CREATED, platform_ref=str(bulk["id"]), setups_in_doubt=doubt - 1
         )
 
     def bonuses_on_record(self, batch: PublishedBatch, platform_assignment_id: str) -> Optional[list[int]]:
