@@ -60,6 +60,7 @@ class FakeProvider(CrowdProvider):
     rejection_categories = frozenset()
     worker_id = None  # tests name its workers; no release holds them
     option_keys = ()
+    platform_auto_approval_seconds = 0  # the fake approves nothing by itself
     provider_path = "crowd.providers.fake.provider:FakeProvider"
 
     def __init__(self) -> None:
