@@ -290,6 +290,10 @@ CELERY_BEAT_SCHEDULE = {
     "crowd-auto-approve": {"task": "crowd.tasks.auto_approve_overdue", "schedule": 300.0},
 }
 
+# --- Hugging Face Hub publishing (export_release --publish hf://OWNER/NAME; exports/hub.py) -------
+HF_ENDPOINT = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+HF_TOKEN = os.environ.get("HF_TOKEN", "")
+
 # --- Outbound webhooks (docs/webhooks.md) --------------------------------------------------------
 # Deliver to loopback / private / link-local addresses too (development, tests, a lab-internal receiver).
 WEBHOOK_ALLOW_PRIVATE = env_bool("WEBHOOK_ALLOW_PRIVATE", False)

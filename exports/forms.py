@@ -79,8 +79,9 @@ class ReleaseForm(forms.Form):
     publish = forms.CharField(
         required=False,
         max_length=1000,
-        label="Publish to S3",
-        help_text="Optional s3://bucket/prefix: the release is uploaded to prefix/<name>-<version>/. "
+        label="Publish to S3 or the Hugging Face Hub",
+        help_text="Optional s3://bucket/prefix (the release is uploaded to prefix/<name>-<version>/) or "
+        "hf://OWNER/NAME (a Hub dataset repository, the version as a tag). "
         "Submit the same options again to publish a release written earlier.",
     )
 

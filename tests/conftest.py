@@ -17,7 +17,12 @@ from config.shared_data import dataset_dir, require_shared_data, shared_data_dir
 # One definition of the distractor fixtures for tests/unit/distractors and the DB tests that need a
 # trained ranker: session scope only shares a fixture when it is defined once. The S3 server serves the
 # storage tests and the command's publishing tests.
-pytest_plugins = ["tests.distractor_fixtures", "tests.s3_server", "tests.webhook_receiver"]
+pytest_plugins = [
+    "tests.distractor_fixtures",
+    "tests.s3_server",
+    "tests.webhook_receiver",
+    "tests.hub_server",
+]
 
 if not os.environ.get("DJANGO_SECRET_KEY"):
     # pytest run without scripts/test.sh: the test process signs with the development key, so the

@@ -6,8 +6,9 @@ in-process or queues :func:`exports.tasks.export_release`. :func:`run_export` is
 selects the pairs, builds the records, splits them, refuses (before writing anything) a split with the
 problems of :mod:`exports.checks` that the request does not allow, writes the release
 (:func:`exports.release.build_release`), registers it in the catalogue and, when the request names an
-``s3://bucket/prefix``, publishes it there (:func:`exports.storage.publish_release`) and records the URL
-on the catalogue row.
+``s3://bucket/prefix`` or a Hub repository ``hf://OWNER/NAME``, publishes it there
+(:func:`exports.storage.publish_release`, :func:`exports.hub.publish_to_hub`) and records the URL on the
+catalogue row.
 
 Jobs never stay RUNNING on an error: every exception marks the job failed with its message; a refusal
 also stores the problems in ``job.result["refused"]`` so the page can ask "export anyway?". A job is safe
@@ -116,7 +117,8 @@ class ExportRequest:
         privacy_allow: reviewed values the privacy check lets through.
         allow: problem codes (:data:`exports.checks.PROBLEM_CODES`) to export despite.
         sciq_sizes: (val, test) sizes in SciQ mode.
-        publish: ``s3://bucket/prefix`` to publish the release to (under ``<name>-<version>/``), or empty.
+        publish: ``s3://bucket/prefix`` to publish the release to (under ``<name>-<version>/``),
+            ``hf://OWNER/NAME`` for a Hugging Face Hub dataset repository (the version as a tag), or empty.
         aggregation: how a SciQ question's repeated stage-2 validations decide whether it is released
             (``majority``, ``dawid_skene`` or ``mace``; ``none`` keeps every validated question).
     """
@@ -189,14 +191,20 @@ def validate_request(request: ExportRequest, *, resuming: bool = False) -> None:
             destination, a publish URL that is not ``s3://bucket[/prefix]``.
     """
     from exports.factories import UnknownFormatError, parse_formats
+    from exports.hub import HubPublishError, is_hub_url, parse_hub_url
     from exports.release import safe_release_name
     from exports.services.releases import registered_as
     from exports.storage import PublishError, parse_s3_url
 
     if request.publish:
         try:
-            parse_s3_url(request.publish)
+            if is_hub_url(request.publish):
+                parse_hub_url(request.publish)
+            else:
+                parse_s3_url(request.publish)
         except PublishError as exc:
+            raise ExportRequestError("publish", str(exc)) from exc
+        except HubPublishError as exc:
             raise ExportRequestError("publish", str(exc)) from exc
     resuming = resuming or _built_earlier(request) is not None
 
@@ -384,11 +392,15 @@ def _built_earlier(request: ExportRequest) -> Optional[Job]:
 
 def _publish(job: Job, request: ExportRequest, path: Path, release: Release) -> dict[str, Any]:
     """Publish the release (step 5) and record where on its catalogue row."""
+    from exports.hub import HubPublishError, hub_api, is_hub_url, parse_hub_url, publish_to_hub
     from exports.storage import PublishError, parse_s3_url, publish_release, s3_client
 
     try:
-        published = publish_release(path, parse_s3_url(request.publish), s3_client())
-    except PublishError as exc:
+        if is_hub_url(request.publish):
+            published: Any = publish_to_hub(path, parse_hub_url(request.publish), hub_api())
+        else:
+            published = publish_release(path, parse_s3_url(request.publish), s3_client())
+    except (PublishError, HubPublishError) as exc:
         raise PublishError(
             f"{exc} (the release is written at {path} and registered as Release({release.pk}); "
             "export it again with the same options to publish it)"

@@ -110,10 +110,12 @@ class Command(JsonCommand):
         parser.add_argument(
             "--publish",
             default="",
-            metavar="s3://BUCKET/PREFIX",
+            metavar="s3://BUCKET/PREFIX | hf://OWNER/NAME",
             help="Also upload the release to PREFIX/<name>-<version>/ in this S3 bucket (credentials "
-            "from boto3's usual chain; AWS_ENDPOINT_URL_S3 for MinIO or another S3-compatible store). "
-            "Identical objects already there are skipped; differing ones are never overwritten.",
+            "from boto3's usual chain; AWS_ENDPOINT_URL_S3 for MinIO or another S3-compatible store), "
+            "or to the Hugging Face Hub dataset repository OWNER/NAME with the version as a tag "
+            "(HF_ENDPOINT, HF_TOKEN). Identical objects already there are skipped; differing ones are "
+            "never overwritten.",
         )
         parser.add_argument(
             "--aggregation",
