@@ -197,39 +197,7 @@ def split_sections(
             logger.info("LFQA sections: dropped non-informative section %r", block.heading)
             continue
         kept.append(block)
-    # Units: raw sections, or line groups of an over-long raw section (one unit never exceeds max_tokens).
-    units: list[tuple[Optional[str], list[_Line]]] = []
-    for block in kept:
-        if block.tokens <= max_tokens:
-            units.append((block.heading, list(block.lines)))
-            continue
-        groups: list[list[_Line]] = [[]]
-        for line in block.lines:
-            pieces = [line] if line.tokens <= max_tokens else _split_long_line(line, max_tokens, count_tokens)
-            for piece in pieces:
-                if groups[-1] and sum(x.tokens for x in groups[-1]) + piece.tokens > max_tokens:
-                    groups.append([])
-                groups[-1].append(piece)
-        for position, group in enumerate(groups):
-            units.append((block.heading if position == 0 else None, group))
-    merged: list[tuple[list[str], list[_Line]]] = []
-    for heading, lines in units:
-        size = sum(line.tokens for line in lines)
-        if merged:
-            previous = sum(line.tokens for line in merged[-1][1])
-            if previous < min_tokens and previous + size <= max_tokens:
-                merged[-1][0].extend([heading] if heading else [])
-                merged[-1][1].extend(lines)
-                continue
-        merged.append(([heading] if heading else [], list(lines)))
-    # A short tail joins the passage before it when that fits.
-    if len(merged) > 1:
-        tail = sum(line.tokens for line in merged[-1][1])
-        before = sum(line.tokens for line in merged[-2][1])
-        if tail < min_tokens and before + tail <= max_tokens:
-            headings, lines = merged.pop()
-            merged[-1][0].extend(headings)
-            merged[-1][1].extend(lines)
+    merged = _merge_short(_units(kept, max_tokens, count_tokens), min_tokens, max_tokens)
     sections: list[Section] = []
     for index, (headings, lines) in enumerate(merged):
         body = "\n".join(line.text for line in lines)
@@ -244,6 +212,52 @@ def split_sections(
             )
         )
     return sections
+
+
+def _units(
+    kept: Sequence[_Block], max_tokens: int, count_tokens: TokenCounter
+) -> list[tuple[Optional[str], list[_Line]]]:
+    """Raw sections, or line groups of an over-long raw section (one unit never exceeds ``max_tokens``)."""
+    units: list[tuple[Optional[str], list[_Line]]] = []
+    for block in kept:
+        if block.tokens <= max_tokens:
+            units.append((block.heading, list(block.lines)))
+            continue
+        groups: list[list[_Line]] = [[]]
+        for line in block.lines:
+            pieces = [line] if line.tokens <= max_tokens else _split_long_line(line, max_tokens, count_tokens)
+            for piece in pieces:
+                if groups[-1] and sum(x.tokens for x in groups[-1]) + piece.tokens > max_tokens:
+                    groups.append([])
+                groups[-1].append(piece)
+        for position, group in enumerate(groups):
+            units.append((block.heading if position == 0 else None, group))
+    return units
+
+
+def _merge_short(
+    units: Sequence[tuple[Optional[str], list[_Line]]], min_tokens: int, max_tokens: int
+) -> list[tuple[list[str], list[_Line]]]:
+    """Units shorter than ``min_tokens`` joined with the next ones while they fit in ``max_tokens``; a
+    short tail joins the passage before it when that fits."""
+    merged: list[tuple[list[str], list[_Line]]] = []
+    for heading, lines in units:
+        size = sum(line.tokens for line in lines)
+        if merged:
+            previous = sum(line.tokens for line in merged[-1][1])
+            if previous < min_tokens and previous + size <= max_tokens:
+                merged[-1][0].extend([heading] if heading else [])
+                merged[-1][1].extend(lines)
+                continue
+        merged.append(([heading] if heading else [], list(lines)))
+    if len(merged) > 1:
+        tail = sum(line.tokens for line in merged[-1][1])
+        before = sum(line.tokens for line in merged[-2][1])
+        if tail < min_tokens and before + tail <= max_tokens:
+            headings, lines = merged.pop()
+            merged[-1][0].extend(headings)
+            merged[-1][1].extend(lines)
+    return merged
 
 
 def select_context(document: str, query: str, max_chars: int = MAX_CONTEXT_CHARS) -> str:
