@@ -11,6 +11,10 @@ Scenarios (``--scenario``, default all):
   documented resume (the same command again; ``--resume sync`` runs ``sync_batches`` instead).
 - ``sync``: ``--submissions`` submitted on the platform and unknown here (MTurk) or accepted here and
   completed there (Prolific), collected by one ``sync_batches`` run under 15% faults.
+- ``resume``: the same syncs stopped half way by an outage of the listing call that outlasts the retries
+  (on top of the 15% faults); the next run goes on from the stored cursor. Prints the listing calls of
+  each run and the submissions collected exactly once. Then (Prolific) the platform approves 90% of the
+  submissions and two more syncs run: the first reads the whole list, the next only its unsettled end.
 
 Works on a throw-away SQLite file (the kill scenario's child process shares it). Example::
 
@@ -56,6 +60,7 @@ from crowd.models import BatchPlatformState, Worker  # noqa: E402
 from crowd.providers import retries  # noqa: E402
 from crowd.services.launching import launch  # noqa: E402
 from crowd.services.lifecycle import LifecycleError  # noqa: E402
+from crowd.services.sync import TransientSyncError, sync_batch  # noqa: E402
 from tests.fakes.fake_mturk_server import FakeMTurkServer  # noqa: E402
 from tests.fakes.fake_prolific_server import FakeProlific, FakeProlificServer  # noqa: E402
 from tests.fakes.faults import Faults  # noqa: E402
@@ -324,6 +329,101 @@ def sync_prolific(count: int, seed: int) -> None:
         )
 
 
+def _list_calls(faults: Faults, operation: str) -> int:
+    return faults.calls[operation]
+
+
+def resume_mturk(count: int, seed: int) -> None:
+    faults = Faults(seed=seed)
+    with FakeMTurkServer(faults=faults) as server:
+        point_mturk(server.url)
+        batch, _ = launch(
+            BatchSpec(
+                kind="sciq_question", corpus=corpus(count), provider="mturk", limit=count, reward_cents=10
+            )
+        )
+        for i, hit in enumerate(batch.hits.all()):
+            assignment = server.fake.accept(hit.platform_ref, f"W{i}")
+            server.fake.external_submit(
+                {"assignmentId": [assignment], "question": ["Which?"], "answer": ["this"]}
+            )
+        faults.set("*", **SYNC_FAULTS)
+        op = "ListAssignmentsForHIT"
+        faults.script(op, ["server_error"] * settings.MTURK_MAX_ATTEMPTS, after=count // 2)  # an outage
+        start, before = time.perf_counter(), _list_calls(faults, op)
+        try:
+            sync_batch(batch)
+            stopped = "no"
+        except TransientSyncError as exc:
+            stopped = str(exc).split(";")[0].split("stopped ")[-1]
+        first = _list_calls(faults, op) - before
+        collected_first = Assignment.objects.filter(hit__batch=batch).count()
+        before = _list_calls(faults, op)
+        counts = sync_batch(batch)
+        second = _list_calls(faults, op) - before
+        refs = Counter(Assignment.objects.filter(hit__batch=batch).values_list("platform_ref", flat=True))
+        print(
+            f"mturk sync resumed: {count} submissions; run 1 stopped {stopped}, {first} list calls, "
+            f"{collected_first} collected; run 2 resumed={counts['resumed']}, {second} list calls; "
+            f"collected once {sum(1 for n in refs.values() if n == 1)}, "
+            f"duplicates {sum(n - 1 for n in refs.values())}; "
+            f"faults {faults.summary()}; {time.perf_counter() - start:.0f} s"
+        )
+
+
+def resume_prolific(count: int, seed: int) -> None:
+    faults = Faults(seed=seed)
+    with FakeProlificServer(FakeProlific(page_size=100, faults=faults)) as server:
+        settings.PROLIFIC_API_URL, settings.PROLIFIC_API_TOKEN = server.api_url, server.token
+        batch, _ = launch(
+            BatchSpec(
+                kind="sciq_question", corpus=corpus(count), provider="prolific", limit=count, reward_cents=10
+            )
+        )
+        fake = server.fake
+        for i, hit in enumerate(batch.hits.all()):
+            sub = fake.start(batch.platform_ref, f"P{i}")
+            Assignment.objects.create(
+                hit=hit, worker=Worker.objects.get_or_create_for("prolific", f"P{i}"), platform_ref=sub
+            )
+            fake.complete(sub, BatchPlatformState.of(batch.pk).completion_code)
+        faults.set("*", **SYNC_FAULTS)
+        op = "query_submissions"
+        pages = -(-count // 100)
+        faults.script(op, ["server_error"] * (settings.PROLIFIC_RETRIES + 1), after=pages // 2)
+        start, before = time.perf_counter(), _list_calls(faults, op)
+        try:
+            sync_batch(batch)
+            stopped = "no"
+        except TransientSyncError as exc:
+            stopped = str(exc).split(";")[0].split("stopped ")[-1]
+        first = _list_calls(faults, op) - before
+        submitted = Assignment.objects.filter(hit__batch=batch, status=Assignment.Status.SUBMITTED)
+        collected_first = submitted.count()
+        before = _list_calls(faults, op)
+        counts = sync_batch(batch)
+        second = _list_calls(faults, op) - before
+        refs = Counter(submitted.values_list("platform_ref", flat=True))
+        print(
+            f"prolific sync resumed: {count} submissions; run 1 stopped {stopped}, {first} page calls, "
+            f"{collected_first} collected; run 2 resumed={counts['resumed']}, {second} page calls; "
+            f"collected once {sum(1 for n in refs.values() if n == 1)}, "
+            f"duplicates {sum(n - 1 for n in refs.values())}; "
+            f"{time.perf_counter() - start:.0f} s"
+        )
+        faults.clear()
+        for sub in list(fake.submissions.values())[: count * 9 // 10]:
+            sub["status"] = "APPROVED"  # decided on Prolific (auto-approval)
+        for label in ("after 90% approved", "next sync"):
+            before, start = _list_calls(faults, op), time.perf_counter()
+            counts = sync_batch(batch)
+            print(
+                f"prolific sync {label}: incremental={counts['incremental']}, "
+                f"{_list_calls(faults, op) - before} of {pages} pages read, changed {counts['changed']}, "
+                f"unchanged {counts['unchanged']}, {time.perf_counter() - start:.1f} s"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -331,7 +431,7 @@ def main() -> None:
     parser.add_argument("--hits", type=int, default=1000)
     parser.add_argument("--submissions", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--scenario", choices=("launch", "kill", "sync", "all"), default="all")
+    parser.add_argument("--scenario", choices=("launch", "kill", "sync", "resume", "all"), default="all")
     parser.add_argument(
         "--resume",
         choices=("launch", "sync"),
@@ -351,6 +451,9 @@ def main() -> None:
     if args.scenario in ("sync", "all"):
         sync_mturk(args.submissions, args.seed)
         sync_prolific(args.submissions, args.seed)
+    if args.scenario in ("resume", "all"):
+        resume_mturk(args.submissions, args.seed)
+        resume_prolific(args.submissions, args.seed)
 
 
 if __name__ == "__main__":
