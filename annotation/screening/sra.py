@@ -220,24 +220,9 @@ def prf_report(
     if len(gold) != len(predicted):
         raise ValueError(f"{len(gold)} gold labels but {len(predicted)} predictions")
     classes = list(labels) if labels else sorted(set(gold), key=lambda label: (label != CORRECT, label))
-    per_class: dict[str, dict[str, Optional[float]]] = {}
-    for label in classes:
-        tp = sum(1 for g, p in zip(gold, predicted, strict=False) if g == label and p == label)
-        n_pred = sum(1 for p in predicted if p == label)
-        n_gold = sum(1 for g in gold if g == label)
-        per_class[label] = {**_prf(tp, n_pred, n_gold, f"class '{label}'"), "support": n_gold}
+    per_class = {label: _class_prf(gold, predicted, label) for label in classes}
     total = sum(int(values["support"] or 0) for values in per_class.values())
-    macro: dict[str, Optional[float]] = {}
-    micro: dict[str, Optional[float]] = {}
-    for key in ("p", "r", "f"):
-        defined = [
-            (values[key], int(values["support"] or 0))
-            for values in per_class.values()
-            if values[key] is not None
-        ]
-        macro[key] = sum(v for v, _ in defined) / len(defined) if defined else None
-        weight = sum(w for _, w in defined)
-        micro[key] = sum(v * w for v, w in defined) / weight if weight else None
+    macro, micro = _averages(per_class)
     needs = [g != CORRECT for g in gold]
     flagged = [p != CORRECT for p in predicted]
     tp = sum(1 for g, p in zip(needs, flagged, strict=False) if g and p)
@@ -251,6 +236,32 @@ def prf_report(
         "accuracy": accuracy,
         "corrective_feedback": corrective,
     }
+
+
+def _class_prf(gold: Sequence[str], predicted: Sequence[str], label: str) -> dict[str, Optional[float]]:
+    """P/R/F1 of one class, with its support (gold items of the class)."""
+    tp = sum(1 for g, p in zip(gold, predicted, strict=False) if g == label and p == label)
+    n_pred = sum(1 for p in predicted if p == label)
+    n_gold = sum(1 for g in gold if g == label)
+    return {**_prf(tp, n_pred, n_gold, f"class '{label}'"), "support": n_gold}
+
+
+def _averages(
+    per_class: dict[str, dict[str, Optional[float]]],
+) -> tuple[dict[str, Optional[float]], dict[str, Optional[float]]]:
+    """Macro and support-weighted micro averages of P, R and F1 over the classes where each is defined."""
+    macro: dict[str, Optional[float]] = {}
+    micro: dict[str, Optional[float]] = {}
+    for key in ("p", "r", "f"):
+        defined = [
+            (values[key], int(values["support"] or 0))
+            for values in per_class.values()
+            if values[key] is not None
+        ]
+        macro[key] = sum(v for v, _ in defined) / len(defined) if defined else None
+        weight = sum(w for _, w in defined)
+        micro[key] = sum(v * w for v, w in defined) / weight if weight else None
+    return macro, micro
 
 
 def _prf(tp: int, n_pred: int, n_gold: int, label: str) -> dict[str, Optional[float]]:
