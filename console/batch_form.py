@@ -115,6 +115,25 @@ class NewBatchForm(forms.Form):
         required=False,
         help_text="Screening batches: questions with known answers, graded after submission (empty: 3).",
     )
+    model_loop = forms.ChoiceField(
+        label="Model in the loop",
+        choices=[
+            ("off", "Off"),
+            ("show", "Show the model's answer on each card"),
+            ("ask", "Show it and ask for a question the model gets wrong"),
+        ],
+        initial="off",
+        required=False,
+        help_text="Syllabus batches: the search baseline answers each card once it is written (never "
+        "delays the worker); each pair records the verdict.",
+    )
+    model_judge = forms.ChoiceField(
+        label="Model judge",
+        choices=[("lexical", "Lexical Match"), ("rouge_l", "ROUGE-L F1 at 0.3 or above")],
+        initial="lexical",
+        required=False,
+        help_text="How the model's answer is compared with the worker's.",
+    )
     require_qualification = forms.ModelChoiceField(
         label="Only workers approved in",
         queryset=Batch.objects.filter(kind__in=QUALIFYING_KINDS).order_by("-created"),
@@ -175,6 +194,8 @@ class NewBatchForm(forms.Form):
             if missing:
                 shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
                 self.add_error("documents", f"Not in corpus {data['corpus'].name}: {shown}")
+        if (data.get("model_loop") or "off") != "off" and not (handler and handler.model_in_the_loop):
+            self.add_error("model_loop", "Only syllabus QA batches have a model in the loop.")
         if data.get("quiz") and not (handler and handler.has_quiz):
             self.add_error("quiz", "A quiz is for screening batches only.")
         limit = data.get("time_limit")
@@ -220,9 +241,17 @@ class NewBatchForm(forms.Form):
             budget_cap_cents=cents(data.get("budget")),
             documents=self.document_names(),
             parent=data["parent"].pk if data.get("parent") else None,
-            options=options,
+            options=self.model_loop_options(options),
             quiz=data.get("quiz"),
         )
+
+    def model_loop_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """``options`` with the batch option ``model_in_the_loop`` when the form turns it on."""
+        mode = self.cleaned_data.get("model_loop") or "off"
+        if mode == "off":
+            return options
+        judge = self.cleaned_data.get("model_judge") or "lexical"
+        return {**options, "model_in_the_loop": {"mode": mode, "system": "search", "judge": judge}}
 
 
 def field_kinds() -> dict[str, list[str]]:
@@ -246,6 +275,8 @@ def field_kinds() -> dict[str, list[str]]:
             kinds_where(lambda h: h.built_from == BuiltFrom.DOCUMENTS and not h.has_quiz)
         ),
         "quiz": list(kinds_where(lambda h: h.has_quiz)),
+        "model_loop": list(kinds_where(lambda h: h.model_in_the_loop)),
+        "model_judge": list(kinds_where(lambda h: h.model_in_the_loop)),
     }
 
 

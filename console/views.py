@@ -16,13 +16,14 @@ from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.views.generic import DetailView, TemplateView
 
-from annotation.models import HIT, Assignment, Batch, Corpus, Document, Job, Passage, QAPair
+from annotation.models import HIT, Assignment, Batch, Corpus, Document, Job, ModelCheck, Passage, QAPair
 from annotation.permissions import ResearcherRequiredMixin, can_view
 from console.progress import live_progress
 from crowd.providers.traits import traits_for
 from crowd.services.auto_approval import describe as describe_delay
 from crowd.services.auto_approval import summary as auto_approval_summary
 from crowd.services.dashboard import batch_stats
+from evaluation.services.model_checks import fooled_rates, loop_settings
 
 
 def health(request: HttpRequest) -> JsonResponse:
@@ -154,6 +155,9 @@ class BatchDetailView(ResearcherRequiredMixin, DetailView):
         context["auto_approval"] = auto_approval_summary(batch)
         platform_delay = traits_for(batch.provider).platform_auto_approval_seconds
         context["platform_auto_approval"] = describe_delay(platform_delay) if platform_delay else ""
+        context["model_loop"] = loop_settings(batch)
+        if context["model_loop"] or ModelCheck.objects.filter(assignment__hit__batch=batch).exists():
+            context["model_rates"] = fooled_rates(batch)
         return context
 
 

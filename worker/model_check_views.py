@@ -19,6 +19,7 @@ from django.views.decorators.http import require_http_methods
 
 from annotation.hits.syllabus_qa import CARD_TYPES
 from annotation.models import Assignment, ModelCheck
+from annotation.textnorm import storable
 from evaluation.services.model_checks import card_key, checked_answer, loop_settings, stored_check
 from worker import admission, hit_links
 
@@ -59,7 +60,8 @@ def model_check(request: HttpRequest, token: str) -> JsonResponse:
     (:func:`worker.admission.admit_link`) may ask or read, about its own HIT's syllabus and its own cards
     (the document and the assignment are never named by the request); a closed or overdue assignment gets
     409, a batch that asks no model 404, a card number that is not a card or an empty question 400. The
-    text is cut to fixed limits before it is queued, and a result carries only the model's answer
+    text is cut to fixed limits and cleared of what no database stores (NUL, lone surrogates) before it
+    is queued, and a result carries only the model's answer
     (syllabus text the worker can already read) and the verdict on the worker's own card.
     """
     assignment = hit_links.assignment_for(token)
@@ -79,8 +81,8 @@ def model_check(request: HttpRequest, token: str) -> JsonResponse:
     if request.method == "GET":
         check = stored_check(assignment, card, str(data.get("key", ""))[:40])
         return JsonResponse(_shown(check, loop.mode) if check else {"status": "pending", "mode": loop.mode})
-    question = str(data.get("question", ""))[:MAX_QUESTION_CHARS].strip()
-    answer = str(data.get("answer", ""))[:MAX_ANSWER_CHARS].strip()
+    question = storable(str(data.get("question", ""))[:MAX_QUESTION_CHARS]).strip()
+    answer = storable(str(data.get("answer", ""))[:MAX_ANSWER_CHARS]).strip()
     if not question:
         return JsonResponse({"status": "invalid", "error": "write the question first"}, status=400)
     key = card_key(question, checked_answer(card, answer))

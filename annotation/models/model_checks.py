@@ -49,6 +49,9 @@ class ModelCheck(models.Model):
     score = models.FloatField()
     latency_ms = models.FloatField(help_text="Time the system took to answer, in milliseconds.")
     source = models.CharField(max_length=12, choices=Source.choices, default=Source.PAGE)
+    asks = models.PositiveIntegerField(
+        default=1, help_text="Times the model was asked about this card (a changed card is asked again)."
+    )
     validation = models.CharField(max_length=10, choices=Validation.choices, default="", blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)

@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
+
+from django.db.models import F, Sum
 
 from annotation import question_types as qt
 from annotation.hits import handler_for
@@ -127,7 +130,11 @@ def _save(
     }
     if pair is not None:
         values["qa_pair"] = pair
-    check, _ = ModelCheck.objects.update_or_create(assignment=assignment, position=position, defaults=values)
+    check, created = ModelCheck.objects.update_or_create(
+        assignment=assignment, position=position, defaults=values
+    )
+    if not created:
+        ModelCheck.objects.filter(pk=check.pk).update(asks=F("asks") + 1)
     return check
 
 
@@ -217,6 +224,10 @@ def _rates(
 def fooled_rates(batch: Batch) -> dict[str, Any]:
     """The batch's stored pairs' checks: per question type and overall, checked / fooled / fooled rate.
 
+    ``calls`` counts every time the batch asked the model (cards not yet submitted and cards asked
+    again too), the latency percentiles are those of each card's last answer: what the model in the
+    loop costs.
+
     ``validated_rate`` is the share of checked pairs whose "fooled" a second worker confirmed (None
     until some verdict was validated): Dynabench's validated model error rate.
     """
@@ -232,4 +243,20 @@ def fooled_rates(batch: Batch) -> dict[str, Any]:
         if loop_settings(batch)
         else 0
     )
-    return {"by_type": by_type, "overall": overall, "unchecked": unchecked}
+    asked = ModelCheck.objects.filter(assignment__hit__batch=batch)
+    latencies = sorted(asked.values_list("latency_ms", flat=True))
+    return {
+        "by_type": by_type,
+        "overall": overall,
+        "unchecked": unchecked,
+        "calls": asked.aggregate(n=Sum("asks"))["n"] or 0,
+        "latency_p50_ms": _nearest_rank(latencies, 50),
+        "latency_p95_ms": _nearest_rank(latencies, 95),
+    }
+
+
+def _nearest_rank(ordered: list[float], q: float) -> Optional[float]:
+    """The ``q``-th percentile (nearest rank) of sorted values, None when there are none."""
+    if not ordered:
+        return None
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]

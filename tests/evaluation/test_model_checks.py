@@ -5,32 +5,39 @@ batch's per-type fooled rates.
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from annotation import question_types as qt
 from annotation.batch_options import BatchOptionsError
 from annotation.hits.syllabus_qa import CARD_TYPES
 from annotation.models import Assignment, Batch, ModelCheck, QAPair
-from config.celery import app
 from evaluation.model_in_the_loop import system_version
 from evaluation.services import model_checks
-from evaluation.services.model_checks import card_key, fooled_rates, record_submission
-from tests.annotation.test_syllabus_hit import claimed_hit, form_fields
+from evaluation.services.model_checks import (
+    LoopSettings,
+    card_key,
+    fooled_rates,
+    loop_settings,
+    record_submission,
+)
+from tests.annotation.test_syllabus_hit import CORPUS, claimed_hit, form_fields
+from tests.factories import make_researcher
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def eager() -> Iterator[None]:
+def eager(eager_celery: None) -> Iterator[None]:
     """Celery jobs run inline, as a worker would run them."""
-    old = app.conf.task_always_eager
-    app.conf.task_always_eager = True
     yield
-    app.conf.task_always_eager = old
 
 
 @pytest.fixture
@@ -140,6 +147,10 @@ def test_card_check__refuses_what_it_must(client: Any, loop_hit: dict[str, Any],
     ):
         assert client.post(url, bad).status_code == 400, bad
     assert client.get(url, {"card": "99", "key": "x"}).status_code == 400
+    # Text no database stores is dropped before the model sees it, on SQLite as on PostgreSQL.
+    hostile = client.post(url, {"card": "3", "question": "When\x00 is the exam?", "answer": "a\x00b"})
+    assert hostile.status_code == 202, hostile.content
+    assert ModelCheck.objects.get(position=3).question == "When is the exam?"
     assert client.put(url).status_code == 405
     # A forged link opens nothing.
     assert client.post("/a/not-a-token/model-check/", {"card": "0", "question": "a b"}).status_code == 404
@@ -190,6 +201,39 @@ def test_submission__every_pair_gets_its_check(
         assert group["fooled_rate"] == group["fooled"] / qt.PAIRS_PER_TYPE
     fooled = sum(c.verdict == "fooled" for c in checks.values())
     assert rates["overall"]["fooled"] == fooled
+    assert rates["calls"] == len(CARD_TYPES) + 1  # card 3's first check was replaced, not added
+    # The batch page shows the rates per type, to researchers.
+    url = reverse("annotation:batch", args=[loop_hit["batch"].pk])
+    client.force_login(make_researcher("r"))
+    body = client.get(url).content.decode()
+    assert 'id="model-loop"' in body and "Lexical Match" in body
+    for name in qt.SYLLABUS_TYPES:
+        group = rates["by_type"][name]
+        assert f'<th scope="row">{name}</th><td class="num">{group["checked"]}</td>' in body
+    assert f"{rates['overall']['fooled_rate']:.3f}" in body
+
+
+def test_launch_batch__sets_the_option_for_syllabus_batches_only(
+    shared_data: Callable[[str], Path], tmp_path: Path, settings: Any
+) -> None:
+    claimed_hit(shared_data("syllabusqa"), tmp_path, settings, Batch.Kind.SYLLABUS_QA)
+    out = io.StringIO()
+    call_command(
+        "launch_batch",
+        *("--kind", "syllabus_qa", "--provider", "local", "--corpus", CORPUS, "--limit", "1"),
+        *("--model-in-the-loop", "show", "--model-judge", "rouge_l"),
+        stdout=out,
+    )
+    batch = Batch.objects.get(pk=json.loads(out.getvalue().strip().splitlines()[-1])["batch"])
+    assert batch.options["model_in_the_loop"] == {"mode": "show", "system": "search", "judge": "rouge_l"}
+    assert loop_settings(batch) == LoopSettings(mode="show", judge="rouge_l")
+    with pytest.raises(CommandError, match="no model in the loop"):
+        call_command(
+            "launch_batch",
+            *("--kind", "screening", "--provider", "local", "--corpus", CORPUS, "--limit", "1"),
+            *("--model-in-the-loop", "ask"),
+            stdout=io.StringIO(),
+        )
 
 
 def test_rates__validated_rate_counts_confirmed_fooled_only() -> None:

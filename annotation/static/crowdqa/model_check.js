@@ -11,7 +11,7 @@
   if (!form || !form.dataset.modelUrl) return;
   var url = form.dataset.modelUrl, mode = form.dataset.modelMode || "show";
   var waitMs = parseInt(form.dataset.modelWaitMs || "10000", 10);
-  var NO_ANSWER = "no answer";
+  var NO_ANSWER = "no answer", LEAVE_DELAY_MS = 400;
   var asked = {}; // card index -> the question+answer last asked, so an unchanged card is not asked again
 
   function fields(card) {
@@ -31,6 +31,8 @@
   }
   function show(card, parts) {
     var box = card.querySelector(".model-result");
+    // The box never shrinks, so what is below it (the Submit button) does not jump up under a pointer.
+    box.style.minHeight = box.offsetHeight + "px";
     box.textContent = "";
     parts.forEach(function (p) { box.appendChild(p); });
     card.querySelector(".model-check").dataset.state = parts.state || "";
@@ -107,7 +109,9 @@
     ["question", "answer"].forEach(function (name) {
       var input = form.querySelector("[name='qa-" + i + "-" + name + "']");
       // "change" fires when the worker leaves a field they edited: the card is saved, not being typed.
-      if (input) input.addEventListener("change", function () { ask(card, false); });
+      // The ask waits a moment: leaving the field by pressing a button (Submit, Next card) finishes
+      // that click before this card's box changes size.
+      if (input) input.addEventListener("change", function () { setTimeout(function () { ask(card, false); }, LEAVE_DELAY_MS); });
     });
     card.querySelector(".ask-model").addEventListener("click", function () { ask(card, true); });
   });

@@ -187,6 +187,19 @@ class Command(JsonCommand):
         for flag, meaning in GOLD_FLAGS.items():
             parser.add_argument(flag, type=_number(flag), metavar=meaning[0], help=meaning[1])
         parser.add_argument(
+            "--model-in-the-loop",
+            choices=("off", "show", "ask"),
+            default="off",
+            help="Syllabus QA: the search baseline answers each card as it is written (show), and the "
+            "card asks for a question the model gets wrong (ask).",
+        )
+        parser.add_argument(
+            "--model-judge",
+            choices=("lexical", "rouge_l"),
+            default="lexical",
+            help="How the model's answer is compared with the worker's (with --model-in-the-loop).",
+        )
+        parser.add_argument(
             "--auto-approve-hours",
             type=int,
             metavar="H",
@@ -216,6 +229,16 @@ class Command(JsonCommand):
                 )
             options["stage2_assignments"] = opts["validators"]
         options.update(gold_options(opts))
+        if opts["model_in_the_loop"] != "off":
+            from annotation.hits import handler_for
+
+            if not handler_for(opts["kind"]).model_in_the_loop:
+                raise CommandError(f"--model-in-the-loop: a {opts['kind']} batch has no model in the loop")
+            options["model_in_the_loop"] = {
+                "mode": opts["model_in_the_loop"],
+                "system": "search",
+                "judge": opts["model_judge"],
+            }
         if opts["floor_wage"] is not None:
             options["floor_wage_cents_per_hour"] = cents(opts["floor_wage"], "--floor-wage") or 0
         if opts["auto_approve_hours"] is not None:
