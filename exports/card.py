@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from annotation import question_types as qt
 from exports.records import Record
 from exports.statistics import DocumentInfo, SplitStatistics, Summary, count_tokens
 
@@ -82,6 +83,33 @@ def _aggregation_section(info: Mapping[str, Any]) -> list[str]:
     ]
     for batch, alpha in sorted(info.get("alpha_per_batch", {}).items(), key=lambda kv: str(kv[0])):
         lines.append(f"| {batch} | {'undefined' if alpha is None else f'{alpha:.3f}'} |")
+    return lines + [""]
+
+
+def _model_loop_section(everything: SplitStatistics) -> list[str]:
+    """The card's per-type model-fooled rates of the pairs checked by the model in the loop (or nothing)."""
+    checked, fooled = everything.model_checked, everything.model_fooled
+    if not checked:
+        return []
+    setups = ", ".join(f"`{setup}` ({n:,})" for setup, n in sorted(everything.model_setups.items()))
+    lines = [
+        "## Model in the loop",
+        "",
+        f"{sum(checked.values()):,} of {everything.records - everything.mcq:,} QA pairs were answered by a "
+        f"model while they were written and judged against the worker's answer ({setups}); the "
+        "`model_*` fields of the JSONL and Parquet files hold each pair's check. \"Fooled\": the model's "
+        "answer did not match the worker's; for no-answer questions, the model answered although the "
+        "syllabus does not. A high rate marks questions a model does not already answer.",
+        "",
+        "| question type | checked | fooled | fooled rate |",
+        "|---|---:|---:|---:|",
+    ]
+    order = list(qt.SYLLABUS_TYPES) + sorted(set(checked) - set(qt.SYLLABUS_TYPES))
+    for name in (n for n in order if checked.get(n)):
+        rate = fooled[name] / checked[name]
+        lines.append(f"| {name} | {checked[name]:,} | {fooled[name]:,} | {rate:.3f} |")
+    total, total_fooled = sum(checked.values()), sum(fooled.values())
+    lines.append(f"| all | {total:,} | {total_fooled:,} | {total_fooled / total:.3f} |")
     return lines + [""]
 
 
@@ -400,6 +428,7 @@ def render_card(
         lines += [inputs.excluded_note.strip(), ""]
     if inputs.aggregation:
         lines += _aggregation_section(inputs.aggregation)
+    lines += _model_loop_section(everything)
     if suggestions:
         lines += _suggestion_section(suggestions)
     lines += list(extra_sections)

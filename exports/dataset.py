@@ -28,6 +28,7 @@ from django.db.models.functions import Cast, Collate, Concat
 from annotation import question_types as qt
 from annotation.models import Assignment, Batch, Corpus, Distractor, Document, QAPair
 from exports.card import CardInputs
+from exports.model_loop import model_fields
 from exports.original_formats import SourceDocument
 from exports.records import MCQRecord, QARecord, RecordStream
 from exports.splits import PreviousAssignment
@@ -53,7 +54,7 @@ def pairs_for(
     if chosen:
         pairs = pairs.filter(assignment__hit__batch__in=chosen, assignment__status=Assignment.Status.APPROVED)
     return (
-        pairs.select_related("document", "passage", "assignment__worker")
+        pairs.select_related("document", "passage", "assignment__worker", "model_check")
         .prefetch_related("spans", "steps", "distractors", "validations")
         .order_by("pk")
     )
@@ -121,6 +122,7 @@ def record_for(qa: QAPair) -> Record:
         reasoning_steps=_by_position(qa.steps.all()),
         worker=worker,
         document_id=name,
+        extra=model_fields(qa),
     )
 
 

@@ -90,6 +90,9 @@ class SplitStatistics:
         answer_sources: answer source (``unknown`` for an unknown type) -> QA records.
         distractor_counts: number of distractors -> multiple-choice records.
         workers: distinct worker pseudonyms.
+        model_checked: question type -> QA records with a model-in-the-loop verdict (``model_verdict``).
+        model_fooled: question type -> those whose verdict is ``fooled``.
+        model_setups: ``system / judge / version`` -> QA records checked with it.
     """
 
     records: int = 0
@@ -102,6 +105,9 @@ class SplitStatistics:
     answer_sources: Counter[str] = field(default_factory=Counter)
     distractor_counts: Counter[int] = field(default_factory=Counter)
     workers: set[str] = field(default_factory=set)
+    model_checked: Counter[str] = field(default_factory=Counter)
+    model_fooled: Counter[str] = field(default_factory=Counter)
+    model_setups: Counter[str] = field(default_factory=Counter)
 
     def add(self, record: Record, tokenize: Callable[[str], int] = count_tokens) -> None:
         """Count one record."""
@@ -112,6 +118,12 @@ class SplitStatistics:
             self.answer_tokens[tokenize(record.answer)] += 1
             self.question_types[record.question_type] += 1
             self.answer_sources[record.answer_source or "unknown"] += 1
+            verdict = record.extra.get("model_verdict")
+            if verdict:
+                self.model_checked[record.question_type] += 1
+                self.model_fooled[record.question_type] += verdict == "fooled"
+                setup = (record.extra.get(k) or "?" for k in ("model_system", "model_judge", "model_version"))
+                self.model_setups[" / ".join(map(str, setup))] += 1
         else:
             self.mcq += 1
             self.answer_tokens[tokenize(record.correct_answer)] += 1
@@ -144,6 +156,9 @@ class SplitStatistics:
             total.answer_sources.update(part.answer_sources)
             total.distractor_counts.update(part.distractor_counts)
             total.workers |= part.workers
+            total.model_checked.update(part.model_checked)
+            total.model_fooled.update(part.model_fooled)
+            total.model_setups.update(part.model_setups)
         return total
 
     def lengths(self, documents: Mapping[str, DocumentInfo]) -> dict[str, Summary]:

@@ -28,8 +28,10 @@ from evaluation.services.model_checks import (
     loop_settings,
     record_submission,
 )
+from exports.model_loop import MODEL_FIELDS
 from tests.annotation.test_syllabus_hit import CORPUS, claimed_hit, form_fields
 from tests.factories import make_researcher
+from tests.unit.exports.conftest import SYLLABUSQA_PUBLIC_CONTACTS
 
 pytestmark = pytest.mark.django_db
 
@@ -247,3 +249,54 @@ def test_rates__validated_rate_counts_confirmed_fooled_only() -> None:
     assert group["checked"] == 4 and group["fooled"] == 3 and group["fooled_rate"] == 0.75
     assert group["confirmed"] == 1 and group["disputed"] == 1 and group["validated_rate"] == 0.25
     assert model_checks._rates([])[qt.NO_ANSWER]["fooled_rate"] is None
+
+
+def test_release__carries_the_checks_and_the_card_reports_rates(
+    client: Any,
+    loop_hit: dict[str, Any],
+    eager: None,
+    django_capture_on_commit_callbacks: Any,
+    tmp_path: Path,
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(loop_hit["url"], form_fields(loop_hit["cards"]))
+    assignment = loop_hit["assignment"]
+    assignment.refresh_from_db()
+    assignment.approve()
+    out = io.StringIO()
+    call_command(
+        "export_release",
+        "--sync",
+        *("--name", "loop", "--version", "1", "--out", str(tmp_path / "out")),
+        *("--batch", str(loop_hit["batch"].pk), "--ratios", "1,0,0", "--formats", "csv,jsonl"),
+        *("--allow-empty-split", "--allow-short-split"),
+        *[arg for value in SYLLABUSQA_PUBLIC_CONTACTS for arg in ("--privacy-allow", value)],
+        stdout=out,
+    )
+    folder = Path(json.loads(out.getvalue().strip().splitlines()[-1])["path"])
+    rows = [json.loads(line) for line in (folder / "train.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == len(CARD_TYPES)
+    checks = {f"crowdqa-{c.qa_pair_id}": c for c in ModelCheck.objects.filter(assignment=assignment)}
+    for row in rows:
+        check = checks[row["id"]]
+        assert {k: row[k] for k in MODEL_FIELDS} == {
+            "model_system": "search",
+            "model_version": system_version("search"),
+            "model_answer": check.model_answer,
+            "model_abstained": check.abstained,
+            "model_judge": "lexical",
+            "model_verdict": check.verdict,
+            "model_score": check.score,
+            "model_latency_ms": check.latency_ms,
+        }
+    # The CSV keeps the original SyllabusQA schema.
+    header = (folder / "train.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert "model" not in header
+    card = (folder / "card.md").read_text(encoding="utf-8")
+    section = card.split("## Model in the loop", 1)[1].split("\n## ", 1)[0]
+    assert f"{len(CARD_TYPES)} of {len(CARD_TYPES)} QA pairs" in section
+    fooled = sum(r["model_verdict"] == "fooled" for r in rows)
+    assert f"| all | {len(CARD_TYPES)} | {fooled} | {fooled / len(CARD_TYPES):.3f} |" in section
+    for name in qt.SYLLABUS_TYPES:
+        n = sum(r["model_verdict"] == "fooled" for r in rows if r["question_type"] == name)
+        assert f"| {name} | {qt.PAIRS_PER_TYPE} | {n} | {n / qt.PAIRS_PER_TYPE:.3f} |" in section

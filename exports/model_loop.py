@@ -1,0 +1,46 @@
+"""A pair's model-in-the-loop check (issue 32) as release fields.
+
+The check is recorded while the pair is collected (:class:`annotation.models.ModelCheck`); a release
+carries it in JSONL and Parquet as flat ``model_*`` fields (record extras; the SyllabusQA CSV keeps the
+original schema), and the dataset card reports the per-type rates from them
+(:mod:`exports.statistics`). A release without checked pairs has no such fields.
+"""
+
+from __future__ import annotations
+
+from annotation.models import QAPair
+from exports.records import ExtraValue
+
+#: The release fields of a check, in the order the docs list them.
+MODEL_FIELDS = (
+    "model_system",
+    "model_version",
+    "model_answer",
+    "model_abstained",
+    "model_judge",
+    "model_verdict",
+    "model_score",
+    "model_latency_ms",
+)
+
+
+def model_fields(qa: QAPair) -> dict[str, ExtraValue]:
+    """The pair's model-in-the-loop check as release fields (JSONL and Parquet; none without a check).
+
+    ``model_system``, ``model_version``, ``model_answer`` (the system's answer, or the no-answer text
+    when it abstained), ``model_abstained``, ``model_judge``, ``model_verdict`` (``fooled`` or
+    ``matched``), ``model_score`` (the judge's, 0 to 1) and ``model_latency_ms``.
+    """
+    check = getattr(qa, "model_check", None)
+    if check is None:
+        return {}
+    return {
+        "model_system": check.system,
+        "model_version": check.model_version,
+        "model_answer": check.model_answer,
+        "model_abstained": check.abstained,
+        "model_judge": check.judge,
+        "model_verdict": check.verdict,
+        "model_score": float(check.score),
+        "model_latency_ms": float(check.latency_ms),
+    }
