@@ -108,6 +108,33 @@ def _squash(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", text.lower())
 
 
+def _distractor_issues(
+    item: SciQItem, answer: str, folded_answer: str, options: SciQOptions
+) -> list[QCIssue]:
+    """The distractors' issues: one equals the answer, two are the same, too many or too few, none the
+    worker's own."""
+    issues: list[QCIssue] = []
+    distractors = [d.strip() for d in item.distractors if d and d.strip()]
+    folded = [fold(d) for d in distractors]
+    if folded_answer and folded_answer in folded:
+        issues.append(
+            issue("distractor_equals_answer", "distractors", f"a distractor equals the answer {answer!r}")
+        )
+    if len(set(folded)) < len(folded):
+        issues.append(issue("duplicate_distractor", "distractors", "two distractors are the same"))
+    if len(distractors) != options.distractor_count:
+        issues.append(
+            issue(
+                "distractor_count",
+                "distractors",
+                f"{len(distractors)} distractors given, expected {options.distractor_count}",
+            )
+        )
+    if item.worker_distractors is not None and not any(d.strip() for d in item.worker_distractors):
+        issues.append(issue("no_worker_distractor", "distractors", "write at least one distractor yourself"))
+    return issues
+
+
 def check_item(item: SciQItem, options: Optional[SciQOptions] = None) -> SciQResult:
     """Run every SciQ check on one item.
 
@@ -147,21 +174,6 @@ def check_item(item: SciQItem, options: Optional[SciQOptions] = None) -> SciQRes
         flag("answer_in_question", "answer", f"the question gives away the answer {answer!r}")
 
     if options.check_distractors:
-        distractors = [d.strip() for d in item.distractors if d and d.strip()]
-        folded = [fold(d) for d in distractors]
-        if folded_answer and folded_answer in folded:
-            flag("distractor_equals_answer", "distractors", f"a distractor equals the answer {answer!r}")
-        if len(set(folded)) < len(folded):
-            flag("duplicate_distractor", "distractors", "two distractors are the same")
-        if len(distractors) != options.distractor_count:
-            issues.append(
-                issue(
-                    "distractor_count",
-                    "distractors",
-                    f"{len(distractors)} distractors given, expected {options.distractor_count}",
-                )
-            )
-        if item.worker_distractors is not None and not any(d.strip() for d in item.worker_distractors):
-            flag("no_worker_distractor", "distractors", "write at least one distractor yourself")
+        issues += _distractor_issues(item, answer, folded_answer, options)
     flags = tuple(flags_of(issues))
     return SciQResult(id=item.id, flags=flags, normalized_answer=answer, issues=tuple(issues))
