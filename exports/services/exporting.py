@@ -190,10 +190,20 @@ def validate_request(request: ExportRequest, *, resuming: bool = False) -> None:
             source or an unknown one, bad ratios, an unknown format or problem code, an existing
             destination, a publish URL that is not ``s3://bucket[/prefix]``.
     """
-    from exports.factories import UnknownFormatError, parse_formats
+    _check_publish(request)
+    resuming = resuming or _built_earlier(request) is not None
+    _check_name(request, resuming)
+    _check_source(request)
+    _check_settings(request)
+    if request.destination.exists() and not resuming:
+        raise ExportRequestError(
+            "version", f"{request.destination} exists already; releases are immutable, choose a new version"
+        )
+
+
+def _check_publish(request: ExportRequest) -> None:
+    """A publish URL must be ``s3://bucket[/prefix]`` or a Hugging Face Hub dataset."""
     from exports.hub import HubPublishError, is_hub_url, parse_hub_url
-    from exports.release import safe_release_name
-    from exports.services.releases import registered_as
     from exports.storage import PublishError, parse_s3_url
 
     if request.publish:
@@ -206,7 +216,13 @@ def validate_request(request: ExportRequest, *, resuming: bool = False) -> None:
             raise ExportRequestError("publish", str(exc)) from exc
         except HubPublishError as exc:
             raise ExportRequestError("publish", str(exc)) from exc
-    resuming = resuming or _built_earlier(request) is not None
+
+
+def _check_name(request: ExportRequest, resuming: bool) -> None:
+    """A safe name and version that no other release holds (a resumed job's own release aside)."""
+    from exports.release import safe_release_name
+    from exports.release_store import stored_url
+    from exports.services.releases import registered_as
 
     for label, value in (("name", request.name), ("version", request.version)):
         if not value or not safe_release_name(value):
@@ -214,8 +230,6 @@ def validate_request(request: ExportRequest, *, resuming: bool = False) -> None:
                 label, f"release {label} {value!r}: use letters, digits, '.', '_' and '-' only"
             )
     taken = registered_as(request.name, request.version)
-    from exports.release_store import stored_url
-
     own_paths = (str(request.destination.resolve()), stored_url(request.destination))
     if taken is not None and not (resuming and taken.path in own_paths):
         raise ExportRequestError(
@@ -223,6 +237,10 @@ def validate_request(request: ExportRequest, *, resuming: bool = False) -> None:
             f"release {taken} is registered already as Release({taken.pk}) at {taken.path}; "
             "releases are immutable, choose a new version",
         )
+
+
+def _check_source(request: ExportRequest) -> None:
+    """A corpus or batches (not both), each of which exists."""
     if bool(request.corpus) == bool(request.batches):
         raise ExportRequestError("source", "choose a corpus or one or more batches (not both)")
     if request.corpus and not Corpus.objects.filter(name=request.corpus).exists():
@@ -232,6 +250,14 @@ def validate_request(request: ExportRequest, *, resuming: bool = False) -> None:
         missing = [b for b in request.batches if b not in found]
         if missing:
             raise ExportRequestError("batches", f"no batch with id {', '.join(map(str, missing))}")
+
+
+def _check_settings(request: ExportRequest) -> None:
+    """Split ratios, formats, the aggregation method and the allowed problem codes are known."""
+    from crowd.aggregation import METHODS
+    from exports.factories import UnknownFormatError, parse_formats
+    from exports.verdicts import NO_AGGREGATION
+
     if not request.sciq_mode:
         try:
             normalize_ratios(request.ratios)
@@ -241,9 +267,6 @@ def validate_request(request: ExportRequest, *, resuming: bool = False) -> None:
         parse_formats(request.formats)
     except UnknownFormatError as exc:
         raise ExportRequestError("formats", str(exc)) from exc
-    from crowd.aggregation import METHODS
-    from exports.verdicts import NO_AGGREGATION
-
     if request.aggregation not in (*METHODS, NO_AGGREGATION):
         raise ExportRequestError(
             "aggregation",
@@ -252,10 +275,6 @@ def validate_request(request: ExportRequest, *, resuming: bool = False) -> None:
     unknown = sorted(set(request.allow) - set(PROBLEM_CODES))
     if unknown:
         raise ExportRequestError("allow", f"unknown problem code(s) {unknown}; choose from {PROBLEM_CODES}")
-    if request.destination.exists() and not resuming:
-        raise ExportRequestError(
-            "version", f"{request.destination} exists already; releases are immutable, choose a new version"
-        )
 
 
 def start_export(request: ExportRequest, *, sync: bool = False) -> Job:
