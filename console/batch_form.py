@@ -151,6 +151,41 @@ class NewBatchForm(forms.Form):
         label="Description shown to workers", widget=forms.Textarea(attrs={"rows": 2}), required=False
     )
 
+    gold_rate = forms.FloatField(
+        label="Gold items per 100 HITs",
+        min_value=0,
+        max_value=100,
+        required=False,
+        help_text="Questions with a known verdict (manage.py attach_gold) served among the validation HITs.",
+    )
+    attention_rate = forms.FloatField(
+        label="Attention items per 100 HITs", min_value=0, max_value=100, required=False
+    )
+    gold_warn_below = forms.FloatField(
+        label="Flag a validator under this gold accuracy (%)", min_value=0, max_value=100, required=False
+    )
+    gold_block_below = forms.FloatField(
+        label="Block a validator under this gold accuracy (%)",
+        min_value=0,
+        max_value=100,
+        required=False,
+        help_text="Locally at once, then on the platform.",
+    )
+    gold_min_answers = forms.IntegerField(
+        label="Gold answers before acting",
+        min_value=0,
+        max_value=1000,
+        required=False,
+        help_text="Default 5.",
+    )
+    attention_block_failures = forms.IntegerField(
+        label="Failed attention items that block",
+        min_value=0,
+        max_value=1000,
+        required=False,
+        help_text="Default 2 (Prolific's rule); 0: never.",
+    )
+
     def field_kinds(self) -> dict[str, list[str]]:
         """See :func:`field_kinds` (the template reads it as ``form.field_kinds``)."""
         return field_kinds()
@@ -225,6 +260,9 @@ class NewBatchForm(forms.Form):
         data = self.cleaned_data
         if data.get("auto_approve_hours"):
             options = {**options, "auto_approve_seconds": data["auto_approve_hours"] * 3600}
+        gold = {key: data[key] for key in GOLD_FIELDS if data.get(key) is not None}
+        if gold and data["kind"] in serving_kinds():
+            options = {**options, **gold}
         return BatchSpec(
             kind=data["kind"],
             corpus=data["corpus"].name,
@@ -277,7 +315,29 @@ def field_kinds() -> dict[str, list[str]]:
         "quiz": list(kinds_where(lambda h: h.has_quiz)),
         "model_loop": list(kinds_where(lambda h: h.model_in_the_loop)),
         "model_judge": list(kinds_where(lambda h: h.model_in_the_loop)),
+        **{name: serving_kinds() for name in GOLD_FIELDS},
     }
+
+
+GOLD_FIELDS = (
+    "gold_rate",
+    "attention_rate",
+    "gold_warn_below",
+    "gold_block_below",
+    "gold_min_answers",
+    "attention_block_failures",
+)
+"""Form fields stored under the same ``Batch.options`` key (crowd.gold reads them)."""
+
+
+def serving_kinds() -> list[str]:
+    """Kinds whose batch serves gold and attention items, itself or in its stage 2."""
+
+    def serves(handler: HitHandler) -> bool:
+        stage2 = handler.stage2_kind
+        return handler.serves_gold or (stage2 is not None and handler_for(stage2).serves_gold)
+
+    return kinds_where(serves)
 
 
 def cents(amount: Optional[Decimal]) -> Optional[int]:

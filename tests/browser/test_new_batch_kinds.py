@@ -42,10 +42,12 @@ def test_new_batch__options_of_the_chosen_kind_and_estimate_in_view(
     for shown in ("corpus", "reward", "limit", "title"):
         expect(page.locator(f"#field-{shown}")).to_be_visible()
     expect(page.locator("#kind-note")).to_contain_text("SciQ question writing")
+    expect(page.locator("#field-gold_block_below")).to_be_visible()  # its stage 2 serves gold items
     assert serious_violations(page) == [] and overflow(page) == []
 
     page.select_option("#id_kind", "screening")
     expect(page.locator("#field-quiz")).to_be_visible()
+    expect(page.locator("#gold-fields")).to_be_hidden()
     expect(page.locator("#field-documents")).to_be_visible()
     page.select_option("#id_kind", "expert_answer")
     expect(page.locator("#field-release")).to_be_visible()

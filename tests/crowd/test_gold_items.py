@@ -375,3 +375,29 @@ def test_launch_batch__gold_settings_reach_the_validation_batch(sciq_corpus: Cor
             "--gold-block-below",
             "120",
         )
+
+
+def test_new_batch_form__gold_settings_become_batch_options(sciq_corpus: Corpus) -> None:
+    from console.batch_form import NewBatchForm
+
+    data = {
+        "kind": "sciq_question",
+        "provider": "local",
+        "corpus": sciq_corpus.name,
+        "assignments": 1,
+        "time_limit": 60,
+        "reward": "0.10",
+        "gold_rate": "10",
+        "gold_block_below": "60",
+        "attention_block_failures": "2",
+    }
+    form = NewBatchForm(data=data)
+    assert form.is_valid(), form.errors
+    options = form.spec({}).options
+    assert options == {"gold_rate": 10.0, "gold_block_below": 60.0, "attention_block_failures": 2}
+    bad = NewBatchForm(data={**data, "gold_block_below": "120"})
+    assert not bad.is_valid() and "gold_block_below" in bad.errors
+    assert (
+        "gold_rate" in NewBatchForm().field_kinds()
+        and "syllabus_qa" not in NewBatchForm().field_kinds()["gold_rate"]
+    )

@@ -7,6 +7,7 @@
   if (!data || !select) return;
   var kinds = JSON.parse(data.textContent);
   var expert = document.getElementById("expert-fields");
+  var gold = document.getElementById("gold-fields");
   var note = document.getElementById("kind-note");
 
   function show(element, visible) {
@@ -30,6 +31,9 @@
       var isExpert = (kinds.release || []).indexOf(kind) !== -1;
       show(expert, isExpert);
       if (isExpert) expert.open = true;
+    }
+    if (gold) {
+      show(gold, (kinds.gold_rate || []).indexOf(kind) !== -1);
     }
     if (note) {
       var label = select.options[select.selectedIndex].text;
