@@ -46,8 +46,12 @@ def stored_url(directory: Path) -> str | None:
 def store_release(directory: Path) -> str | None:
     """Copy a verified release directory to the shared storage; its storage URL, or None without one.
 
+    A release stored already with the same manifest is left as it is (a retried job); nothing stored is
+    ever overwritten.
+
     Raises:
         ReleaseIntegrityError: the local release does not match its own manifest (nothing is copied).
+        ReleaseError: another release is stored under the same folder name.
     """
     location = shared_location()
     if location is None:
@@ -56,9 +60,21 @@ def store_release(directory: Path) -> str | None:
     verify_release(directory)
     manifest = read_manifest(directory)
     base = f"{PREFIX}/{directory.name}"
+    local_manifest = (directory / MANIFEST).read_bytes()
+    try:
+        stored_manifest = read_bytes(f"{base}/{MANIFEST}")
+    except FileNotFoundError:
+        stored_manifest = None
+    if stored_manifest == local_manifest:  # stored earlier (a retried job): releases are immutable
+        return location.url_of(base)
+    if stored_manifest is not None:
+        raise ReleaseError(
+            f"{location.url_of(base)} holds another release with the same folder name; releases are "
+            "immutable, choose a new version"
+        )
     for entry in manifest["files"]:
         upload_file(directory / entry["path"], f"{base}/{entry['path']}")
-    upload_bytes(f"{base}/{MANIFEST}", (directory / MANIFEST).read_bytes())
+    upload_bytes(f"{base}/{MANIFEST}", local_manifest)
     logger.info(
         "release %s copied to %s (%d files)", directory, location.url_of(base), len(manifest["files"])
     )

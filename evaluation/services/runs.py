@@ -37,7 +37,7 @@ from evaluation.services.items import (
 from exports.models import Release
 from exports.release_files import ReleaseError, read_manifest
 from exports.release_store import release_root
-from exports.services.releases import register_release
+from exports.services.releases import register_shared
 
 logger = logging.getLogger(__name__)
 
@@ -324,7 +324,7 @@ def prepare_run(request: RunRequest, *, force: bool = False) -> tuple[BenchmarkR
     _validate_kind(request, metrics, mcq)
     if request.model and request.model != OPENAI_MODEL:  # one spelling per model directory, for reuse
         request = replace(request, model=str(Path(request.model).resolve()))
-    release = register_release(request.release_dir)
+    release = register_shared(request.release_dir)
     # Fails early, naming missing syllabi or a bad file; a split without items is refused (n=0).
     if mcq:
         n_items = len(read_mcq_split(release_root(release), request.split)[: request.limit])

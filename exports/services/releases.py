@@ -133,3 +133,21 @@ def register_release(path: Path | str, stored_at: Optional[str] = None) -> Relea
             ) from exc
     logger.info("Release(%s) %s registered at %s", release.pk, release, recorded)
     return release
+
+
+def register_shared(path: Path | str) -> Release:
+    """:func:`register_release` for a release directory a command or page names on this host.
+
+    With a shared storage (``CROWDQA_STORAGE_URL``), a release the catalogue does not know yet is first
+    copied there (:func:`exports.release_store.store_release`), so that every host can read what the row
+    points at; a known one (this host's cached copy, or a copy of it) keeps its row. Without a shared
+    storage this is :func:`register_release`.
+    """
+    from exports.release_store import store_release, stored_url
+
+    directory = Path(path).resolve()
+    manifest = read_manifest(directory)
+    known = Release.objects.filter(name=manifest.get("name"), version=manifest.get("version")).exists()
+    if known or stored_url(directory) is None:
+        return register_release(directory)
+    return register_release(directory, stored_at=store_release(directory))

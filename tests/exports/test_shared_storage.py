@@ -22,6 +22,7 @@ from config.storage import (
     StorageURLError,
     local_media_path,
     parse_storage_url,
+    shared_storage,
     storages_setting,
 )
 from exports.release_files import ReleaseError, ReleaseIntegrityError
@@ -216,3 +217,29 @@ def test_ranker__a_changed_file_is_refused(shared, settings, tmp_path: Path) -> 
     with pytest.raises(model_store.ModelStoreError, match="sha256"):
         model_store.current_model_dir()
     assert not (tmp_path / "host-b" / "cache" / "models" / "distractors" / version).exists()
+
+
+def test_store_release__again_is_a_no_op_and_another_release_of_that_folder_is_refused(
+    shared, tmp_path: Path
+) -> None:
+    built = _release(tmp_path / "a")
+    url = store_release(built)
+    assert store_release(built) == url  # a retried job
+    other = _release(tmp_path / "b", seed=7)  # same name and version, other split: another release
+    assert other.name == built.name
+    with pytest.raises(ReleaseError, match="same folder name"):
+        store_release(other)
+    stored = shared_storage().open(f"releases/{built.name}/manifest.json").read()
+    assert stored == (built / "manifest.json").read_bytes()
+
+
+def test_register_shared__a_local_release_named_by_a_command_is_stored_once(
+    shared, settings, tmp_path
+) -> None:
+    from exports.services.releases import register_shared
+
+    built = _release(tmp_path / "cli-host")
+    release = register_shared(built)
+    assert release.path == f"s3://{BUCKET}/crowdqa/releases/{built.name}"
+    settings.CROWDQA_CACHE_DIR = tmp_path / "web" / "cache"
+    assert register_shared(release_root(release)).pk == release.pk  # the web page passes its cached copy

@@ -13,7 +13,7 @@ from annotation.question_types import SPLITS
 from config.commands import JsonCommand
 from evaluation.services.expert import ExpertBatchError, create_expert_batch
 from exports.release_files import ReleaseError
-from exports.services.releases import register_release
+from exports.services.releases import register_shared
 
 
 class Command(JsonCommand):
@@ -31,7 +31,7 @@ class Command(JsonCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
-            release = register_release(opts["release"])
+            release = register_shared(opts["release"])
             batch = create_expert_batch(
                 release, opts["sample"], seed=opts["seed"], split=opts["split"], name=opts["name"]
             )

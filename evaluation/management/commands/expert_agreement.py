@@ -11,7 +11,7 @@ from annotation.models import Batch
 from evaluation.llm import HFCausalLMBackend, LLMBackend, LLMConfigurationError, OpenAIChatBackend
 from evaluation.services.human import HumanAgreementError, compute_human_agreement
 from exports.release_files import ReleaseError
-from exports.services.releases import register_release
+from exports.services.releases import register_shared
 
 
 def judge_backend(name: str) -> Optional[LLMBackend]:
@@ -52,7 +52,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
-            release = register_release(opts["release"])
+            release = register_shared(opts["release"])
         except ReleaseError as exc:
             raise CommandError(str(exc)) from exc
         batch = None
