@@ -190,6 +190,7 @@ def _request_params(request: RunRequest, metrics: tuple[str, ...]) -> dict[str, 
 
 
 def _validate(request: RunRequest, metrics: tuple[str, ...]) -> None:
+    """The run's choices are known (system, split, decoding, judge, metrics, limit), then its model."""
     if request.system not in SYSTEMS:
         raise BenchmarkInputError(f"unknown system '{request.system}'; choose from {', '.join(SYSTEMS)}")
     if request.split not in SPLITS:
@@ -206,6 +207,11 @@ def _validate(request: RunRequest, metrics: tuple[str, ...]) -> None:
         raise BenchmarkInputError(f"metric '{judged[0]}' needs a judge: pass --judge openai or --judge local")
     if request.limit is not None and request.limit < 1:
         raise BenchmarkInputError(f"--limit {request.limit}: must be at least 1")
+    _validate_model(request)
+
+
+def _validate_model(request: RunRequest) -> None:
+    """The model, the adapter and the endpoint a run needs exist and fit its system."""
     if request.model and request.model != OPENAI_MODEL and not Path(request.model).is_dir():
         raise BenchmarkInputError(f"--model {request.model}: not a model directory")
     if request.system == "sft" and request.model == OPENAI_MODEL:
