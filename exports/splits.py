@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import random
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Optional
 
 from annotation.question_types import SPLITS
@@ -286,6 +286,23 @@ class _Placement:
             self.rows[s][t] += sign * c
         self.sizes[s] += sign * sum(vec)
 
+    def hold(
+        self,
+        groups: Mapping[str, GroupStats],
+        pinned: Mapping[str, str],
+        shared: Collection[str],
+        strata: Sequence[str],
+    ) -> None:
+        """Count the groups whose split is fixed: pinned ones whole, shared ones by their items' splits."""
+        split_index = {s: i for i, s in enumerate(SPLITS)}
+        index = {name: i for i, name in enumerate(strata)}
+        for doc, split in pinned.items():
+            self.add(split_index[split], groups[doc].vector(strata), 1)
+        for doc in shared:
+            for (split, stratum), n in groups[doc].previous_strata.items():
+                self.rows[split_index[split]][index[stratum]] += n
+                self.sizes[split_index[split]] += n
+
     def term(self, s: int) -> float:
         return self.objective.term(s, self.rows[s], self.sizes[s])
 
@@ -401,20 +418,12 @@ def group_split_groups(
     for stats in groups.values():
         overall.update(stats.strata)
     strata = sorted(t for t, n in overall.items() if n)
-    index = {name: i for i, name in enumerate(strata)}
     objective = _Objective(
         [target[s] for s in SPLITS], [overall[t] / total for t in strata], total, type_weight
     )
     placement = _Placement(objective, len(strata))
-    split_index = {s: i for i, s in enumerate(SPLITS)}
-
-    for doc, split in pinned.items():
-        placement.add(split_index[split], groups[doc].vector(strata), 1)
     shared = _shared_groups(groups, previous)
-    for doc in shared:
-        for (split, stratum), n in groups[doc].previous_strata.items():
-            placement.rows[split_index[split]][index[stratum]] += n
-            placement.sizes[split_index[split]] += n
+    placement.hold(groups, pinned, shared, strata)
 
     rng = random.Random(seed)
     free = sorted(doc for doc in groups if doc not in pinned and doc not in shared)
