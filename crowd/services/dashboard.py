@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from django.db.models import Count
 
-from annotation.models import HIT, Assignment, Batch, GoldStanding, QAPair
+from annotation.models import HIT, Assignment, Batch, GoldItem, GoldStanding, QAPair
 from annotation.qc.common import problem_flags
 from crowd.providers.costs import effective_hourly_pay_cents
 from crowd.services.budget import spent_cents
@@ -23,6 +23,32 @@ from crowd.services.lifecycle import estimate_for
 
 def _median(values: list[float]) -> Optional[float]:
     return statistics.median(values) if values else None
+
+
+def quality_items(batch: Batch) -> Optional[dict[str, Any]]:
+    """The batch's gold and attention items (attached, served) and its thresholds; None without any."""
+    from crowd.gold import Thresholds
+
+    items = GoldItem.objects.filter(batch=batch).order_by()
+    attached = dict(items.values_list("kind").annotate(n=Count("pk")).values_list("kind", "n"))
+    if not attached:
+        return None
+    served = dict(
+        items.filter(hit__isnull=False).values_list("kind").annotate(n=Count("pk")).values_list("kind", "n")
+    )
+    limits = Thresholds.from_options(batch.options)
+    return {
+        **{
+            kind: {"attached": attached.get(kind, 0), "served": served.get(kind, 0)}
+            for kind in GoldItem.Kind.values
+        },
+        "gold_rate": batch.options.get("gold_rate"),
+        "attention_rate": batch.options.get("attention_rate"),
+        "warn_below": limits.warn_below,
+        "block_below": limits.block_below,
+        "min_answers": limits.min_answers,
+        "attention_block": limits.attention_block,
+    }
 
 
 def worker_reliability(batch: Batch) -> dict[str, Any]:
@@ -180,6 +206,7 @@ def batch_stats(batch: Batch) -> dict[str, Any]:
     _add_records(workers, reliability, {s.worker_id: s for s in GoldStanding.objects.filter(batch=batch)})
     return {
         "reliability": {k: v for k, v in reliability.items() if k != "workers"} if reliability else None,
+        "quality_items": quality_items(batch),
         "batch": batch.pk,
         "status": batch.status,
         "provider": batch.provider,

@@ -278,6 +278,8 @@ def test_gold__wrong_worker_blocked_at_the_threshold_good_worker_kept(
     assert re.search(r'gold-cell">0% <span class="muted small">\(4\)', page)
     assert re.search(r'attention-cell">0 / 3<', page)
     assert "and 6 gold items" in page
+    assert "6 of 8 gold items served (50 per 100 HITs), 3 of 3 attention items (25 per 100 HITs)" in page
+    assert "flagged under 80% gold accuracy, blocked under 60%, after 4 gold answers" in page
     queue = client.get(
         reverse("annotation:review-queue"), {"batch": stage2.pk, "worker": wrong.pseudonym}
     ).content.decode()
