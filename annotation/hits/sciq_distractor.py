@@ -110,18 +110,7 @@ class SciQDistractorHandler(HitHandler):
         unknown = [f for f in flags if f not in Validation.Flag.values]
         if unknown:
             result.error("flag", f"Unknown flag {unknown[0]!r}.")
-        offered = {str(s.pk): s for s in suggestions_of(pair)}
-        chosen_ids = list(dict.fromkeys(str(v) for v in fields.get("suggested", [])))
-        foreign = [v for v in chosen_ids if v not in offered]
-        if foreign:
-            result.error("suggested", f"Suggestion {foreign[0]!r} is not one of this question's suggestions.")
-        chosen = [offered[v] for v in chosen_ids if v in offered]
-        if len(chosen_ids) > MAX_SUGGESTED:
-            result.error(
-                "suggested",
-                f"You picked {len(chosen_ids)} suggestions; keep at most {MAX_SUGGESTED} "
-                "and write the rest yourself.",
-            )
+        chosen = self._chosen(result, pair, fields)
         own = {name: str(fields.get(name, "")).strip() for name in OWN_FIELDS}
         own_texts = [text for text in own.values() if text]
         for name, text in own.items():
@@ -146,6 +135,22 @@ class SciQDistractorHandler(HitHandler):
                 flags=tuple(flags), suggested=tuple(chosen), own=tuple(own_texts)
             )
         return result
+
+    @staticmethod
+    def _chosen(result: FormCheck, pair: QAPair, fields: Fields) -> list[Distractor]:
+        """The suggestions the worker kept, in the order picked; an error for one not offered or too many."""
+        offered = {str(s.pk): s for s in suggestions_of(pair)}
+        chosen_ids = list(dict.fromkeys(str(v) for v in fields.get("suggested", [])))
+        foreign = [v for v in chosen_ids if v not in offered]
+        if foreign:
+            result.error("suggested", f"Suggestion {foreign[0]!r} is not one of this question's suggestions.")
+        if len(chosen_ids) > MAX_SUGGESTED:
+            result.error(
+                "suggested",
+                f"You picked {len(chosen_ids)} suggestions; keep at most {MAX_SUGGESTED} "
+                "and write the rest yourself.",
+            )
+        return [offered[v] for v in chosen_ids if v in offered]
 
     @staticmethod
     def _place(
