@@ -2,7 +2,16 @@
 
 from django.urls import path
 
-from console import bonus_views, launch_views, quick_export, review_views, stream_views, views, webhook_views
+from console import (
+    bonus_views,
+    launch_views,
+    message_views,
+    quick_export,
+    review_views,
+    stream_views,
+    views,
+    webhook_views,
+)
 
 app_name = "annotation"
 urlpatterns = [
@@ -17,6 +26,7 @@ urlpatterns = [
     path("batches/<int:pk>/submissions.<str:fmt>", quick_export.batch_export, name="batch-export"),
     path("batches/<int:pk>/invites/", review_views.batch_invites, name="batch-invites"),
     path("batches/<int:pk>/status/", review_views.batch_status, name="batch-status"),
+    path("batches/<int:pk>/message/", message_views.batch_message, name="batch-message"),
     path("batches/<int:pk>/bonuses/", bonus_views.batch_bonuses, name="batch-bonuses"),
     path("batches/<int:pk>/by-skill/", review_views.batch_by_skill, name="batch-by-skill"),
     path("assignments/<int:pk>/", review_views.AssignmentDetailView.as_view(), name="assignment"),

@@ -19,6 +19,7 @@ from django.views.generic import DetailView, TemplateView
 from annotation.models import HIT, Assignment, Batch, Corpus, Document, Job, ModelCheck, Passage, QAPair
 from annotation.permissions import ResearcherRequiredMixin, can_view
 from console.progress import live_progress
+from crowd.models import Worker
 from crowd.providers.traits import traits_for
 from crowd.services.auto_approval import describe as describe_delay
 from crowd.services.auto_approval import summary as auto_approval_summary
@@ -153,6 +154,9 @@ class BatchDetailView(ResearcherRequiredMixin, DetailView):
         context["progress"] = live_progress(batch)
         context["live"] = polls(batch, context["progress"])
         context["auto_approval"] = auto_approval_summary(batch)
+        context["batch_workers"] = list(
+            Worker.objects.filter(assignments__hit__batch=batch).distinct().order_by("pseudonym")[:500]
+        )
         platform_delay = traits_for(batch.provider).platform_auto_approval_seconds
         context["platform_auto_approval"] = describe_delay(platform_delay) if platform_delay else ""
         context["model_loop"] = loop_settings(batch)

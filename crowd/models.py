@@ -337,3 +337,26 @@ class BatchPlatformState(models.Model):
                 setattr(state, name, value)
             state.save()
         return state
+
+
+class WorkerMessage(models.Model):
+    """A researcher's message to a local-crowd worker, read on the worker's own home page.
+
+    External platforms deliver messages themselves (MTurk's NotifyWorkers, Prolific's messages); a local
+    worker has no inbox anywhere else, so the local provider keeps the message here.
+    """
+
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="messages")
+    batch = models.ForeignKey(
+        "annotation.Batch", on_delete=models.SET_NULL, null=True, blank=True, related_name="worker_messages"
+    )
+    subject = models.CharField(max_length=200)
+    body = models.TextField()
+    created = models.DateTimeField(auto_now_add=True, db_index=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-pk"]
+
+    def __str__(self) -> str:
+        return f"WorkerMessage({self.pk}) to {self.worker.pseudonym}: {self.subject}"

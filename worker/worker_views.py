@@ -67,7 +67,13 @@ class WorkerLoginView(LoginView):
 
 @login_required(login_url="worker:login")
 def home(request: HttpRequest) -> HttpResponse:
-    """Available batches with the number of HITs left for this worker, their open and recent work."""
+    """Available batches with the number of HITs left for this worker, their open and recent work, and the
+    researchers' messages to them (shown messages count as read).
+
+    Security behavior: only the signed-in worker's own messages are read; the text is escaped.
+    """
+    from crowd.services.messaging import inbox
+
     worker = _worker_or_none(request)
     if worker is None:
         return render(
@@ -97,6 +103,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "available": assigning.available_batches_for(worker),
         "in_progress": in_progress,
         "recent": recent,
+        "inbox": inbox(worker),
     }
     return render(request, "worker/home.html", context)
 

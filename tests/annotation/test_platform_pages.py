@@ -34,7 +34,7 @@ def _submitted_on(platform: Platform) -> Assignment:
 @pytest.mark.parametrize(
     "platform, invites, notify, reason",
     [
-        (Platform.LOCAL, True, False, False),
+        (Platform.LOCAL, True, True, False),  # local workers read messages on their home page
         (Platform.MTURK, False, True, False),
         (Platform.PROLIFIC, False, True, True),
     ],

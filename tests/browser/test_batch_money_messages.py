@@ -1,7 +1,8 @@
 """Money and messages of a batch in headless Chromium: the batch page's review period (auto-approval),
 bonuses from an uploaded CSV (a bad row named with the upload kept, corrected, previewed, paid once),
-axe-core audited and nothing wider than a phone's screen.
-Screenshots: batch-review-period, bulk-bonus-errors, bulk-bonus-preview, bulk-bonus-paid.
+a message to one local worker read on their own page; axe-core audited and nothing wider than a phone.
+Screenshots: batch-review-period, bulk-bonus-errors, bulk-bonus-preview, bulk-bonus-paid,
+batch-message-worker, worker-inbox.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from annotation.models import Assignment, Batch
-from crowd.models import Payment
+from crowd.models import Payment, Worker, WorkerMessage
 from tests.browser.conftest import LAPTOP, PHONE, full_page_shot, overflow, serious_violations
 from tests.factories import make_assignment, make_batch, make_researcher, make_worker
 
@@ -104,3 +105,42 @@ def test_review_period_and_bonuses_from_a_csv(
     page.get_by_role("button", name="Pay 2 bonuses (1.50 USD)").click()
     expect(page.locator("#bonus-results")).to_contain_text("already paid")
     assert Payment.objects.filter(kind=Payment.Kind.BONUS).count() == 2
+
+
+def test_message_one_local_worker_who_reads_it_on_their_page(
+    live_server: Any, page: Page, browser: Any, batch: Batch, artifacts_dir: Path
+) -> None:
+    from crowd.invites import create_invites
+
+    base = live_server.url
+    invite = create_invites(1, batch=batch, base_url=base)[0].url
+    context = browser.new_context(viewport=PHONE)
+    worker_page = context.new_page()
+    worker_page.goto(invite)
+    worker_page.get_by_role("button", name="Start").click()
+    worker = Worker.objects.get(user__isnull=False)
+    make_assignment(batch=batch, worker=worker, status=Assignment.Status.SUBMITTED, answers={"q": "a"})
+    make_assignment(batch=batch, worker=make_worker("someone-else"), status=Assignment.Status.SUBMITTED)
+
+    _sign_in(page, base, f"/batches/{batch.pk}/")
+    card = page.locator("#message-workers")
+    expect(card).to_contain_text("Every worker of this batch (2)")
+    card.get_by_label("To").select_option(label=worker.pseudonym)
+    card.get_by_label("Subject").fill("Thank you")
+    card.get_by_label("Message").fill("Your answers were careful.\nA second round opens on Monday.")
+    full_page_shot(page, artifacts_dir / "batch-message-worker.png")
+    _audit(page)
+    card.get_by_role("button", name="Send to their work page").click()
+    expect(page.locator(".message.success")).to_contain_text(f"Message sent to {worker.pseudonym}.")
+
+    worker_page.goto(f"{base}/work/")
+    inbox = worker_page.locator("#worker-inbox")
+    expect(inbox).to_contain_text("Thank you")
+    expect(inbox).to_contain_text("A second round opens on Monday.")
+    expect(inbox.locator(".badge")).to_have_text("new")
+    full_page_shot(worker_page, artifacts_dir / "worker-inbox.png")
+    assert serious_violations(worker_page) == [] and overflow(worker_page) == []
+    worker_page.reload()
+    expect(inbox.locator(".badge")).to_have_count(0)  # read once shown
+    assert WorkerMessage.objects.get().worker == worker
+    context.close()

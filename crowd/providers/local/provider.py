@@ -15,8 +15,9 @@ from typing import Any, Optional
 
 from django.db.models import F
 
-from annotation.models import HIT, Assignment
-from crowd.models import Qualification, Worker
+from annotation.models import HIT, Assignment, Batch
+from annotation.platforms import Platform
+from crowd.models import Qualification, Worker, WorkerMessage
 from crowd.providers import errors
 from crowd.providers.base import (
     CrowdProvider,
@@ -198,5 +199,18 @@ class LocalProvider(LocalTraits, CrowdProvider):
     def notify_workers(
         self, worker_ids: Sequence[str], subject: str, message: str, batch: Optional[PublishedBatch] = None
     ) -> None:
-        """Local workers have no inbox here: the message is logged for the researcher to pass on."""
-        logger.info("notify %d local workers: %s", len(worker_ids), subject)
+        """Put the message in each local worker's inbox (their home page); unknown ids are skipped.
+
+        Raises:
+            InvalidRequestError: none of ``worker_ids`` is a local worker.
+        """
+        workers = list(Worker.objects.filter(platform=Platform.LOCAL.value, platform_id__in=list(worker_ids)))
+        if not workers:
+            raise errors.InvalidRequestError("no local worker to message", operation="notify_workers")
+        batch_id = int(batch.batch_ref) if batch is not None and str(batch.batch_ref).isdigit() else None
+        if batch_id is not None and not Batch.objects.filter(pk=batch_id).exists():
+            batch_id = None
+        WorkerMessage.objects.bulk_create(
+            WorkerMessage(worker=w, batch_id=batch_id, subject=subject, body=message) for w in workers
+        )
+        logger.info("notify %d local workers: %s", len(workers), subject)
