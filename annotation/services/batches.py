@@ -113,25 +113,7 @@ def create_batch(spec: BatchSpec, created_by: Any = None) -> Batch:
             task's stated typical time, or when nothing is available to annotate (the message says what
             is missing).
     """
-    if spec.kind not in Batch.Kind.values:
-        raise BatchSpecError(
-            f"unknown batch kind {spec.kind!r}; expected one of {', '.join(Batch.Kind.values)}"
-        )
-    handler = handler_for(spec.kind)
-    if handler.built_from == BuiltFrom.RELEASE:
-        raise BatchSpecError("expert batches are drawn from a release: use create_expert_batch --release DIR")
-    if spec.provider not in Platform.values():
-        raise BatchSpecError(
-            f"unknown provider {spec.provider!r}; expected one of {', '.join(Platform.values())}"
-        )
-    if spec.assignments < 1:
-        raise BatchSpecError(f"assignments per HIT must be at least 1, got {spec.assignments}")
-    if spec.limit is not None and spec.limit < 1:
-        raise BatchSpecError(f"--limit must be at least 1, got {spec.limit}")
-    if spec.quiz is not None and not 0 <= spec.quiz <= MAX_QUIZ_QUESTIONS:
-        raise BatchSpecError(f"--quiz must be between 0 and {MAX_QUIZ_QUESTIONS}, got {spec.quiz}")
-    if spec.quiz and not handler.has_quiz:
-        raise BatchSpecError(f"--quiz is for screening batches only, not {spec.kind!r}")
+    handler = _check_spec(spec)
     time_limit = default_time_limit(spec.kind) if spec.time_limit_minutes is None else spec.time_limit_minutes
     check_time_limit(spec.kind, time_limit)
     corpus = Corpus.objects.filter(name=spec.corpus).first()
@@ -173,6 +155,34 @@ def create_batch(spec: BatchSpec, created_by: Any = None) -> Batch:
             add_quiz(batch, n, spec.quiz_seed)
     logger.info("created Batch(%s) %s with %d HITs", batch.pk, batch.kind, count)
     return batch
+
+
+def _check_spec(spec: BatchSpec) -> HitHandler:
+    """Refuse a spec whose kind, provider, counts or quiz are out of range; the kind's handler.
+
+    Raises:
+        BatchSpecError: names the setting and the value.
+    """
+    if spec.kind not in Batch.Kind.values:
+        raise BatchSpecError(
+            f"unknown batch kind {spec.kind!r}; expected one of {', '.join(Batch.Kind.values)}"
+        )
+    handler = handler_for(spec.kind)
+    if handler.built_from == BuiltFrom.RELEASE:
+        raise BatchSpecError("expert batches are drawn from a release: use create_expert_batch --release DIR")
+    if spec.provider not in Platform.values():
+        raise BatchSpecError(
+            f"unknown provider {spec.provider!r}; expected one of {', '.join(Platform.values())}"
+        )
+    if spec.assignments < 1:
+        raise BatchSpecError(f"assignments per HIT must be at least 1, got {spec.assignments}")
+    if spec.limit is not None and spec.limit < 1:
+        raise BatchSpecError(f"--limit must be at least 1, got {spec.limit}")
+    if spec.quiz is not None and not 0 <= spec.quiz <= MAX_QUIZ_QUESTIONS:
+        raise BatchSpecError(f"--quiz must be between 0 and {MAX_QUIZ_QUESTIONS}, got {spec.quiz}")
+    if spec.quiz and not handler.has_quiz:
+        raise BatchSpecError(f"--quiz is for screening batches only, not {spec.kind!r}")
+    return handler
 
 
 def default_batch_name(kind: str, corpus: Corpus) -> str:
