@@ -22,7 +22,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from django.views.generic import DetailView, TemplateView
 
-from annotation.models import Assignment, Batch, IllegalTransition, ScreeningGrade
+from annotation.models import Assignment, Batch, IllegalTransition, ModelCheck, ScreeningGrade
 from annotation.permissions import ResearcherRequiredMixin, researcher_action
 from crowd.invites import create_invites
 from crowd.providers.costs import format_money
@@ -87,7 +87,11 @@ class AssignmentDetailView(ResearcherRequiredMixin, DetailView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         assignment: Assignment = self.object
-        context["pairs"] = assignment.qa_pairs.prefetch_related("spans", "steps").select_related("passage")
+        pairs = list(assignment.qa_pairs.prefetch_related("spans", "steps").select_related("passage"))
+        checks = {c.qa_pair_id: c for c in ModelCheck.objects.filter(qa_pair__in=[p.pk for p in pairs])}
+        for pair in pairs:  # the model in the loop's verdict, for the Evidence column (None: no check)
+            pair.loop_check = checks.get(pair.pk)
+        context["pairs"] = pairs
         context["validation"] = getattr(assignment, "validation", None)
         if context["validation"] is not None:
             context["distractors"] = context["validation"].distractors.order_by("origin", "position")

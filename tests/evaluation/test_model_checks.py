@@ -213,6 +213,10 @@ def test_submission__every_pair_gets_its_check(
         group = rates["by_type"][name]
         assert f'<th scope="row">{name}</th><td class="num">{group["checked"]}</td>' in body
     assert f"{rates['overall']['fooled_rate']:.3f}" in body
+    # The assignment's review page shows each pair's verdict and the model's answer.
+    review = client.get(reverse("annotation:assignment", args=[loop_hit["assignment"].pk])).content.decode()
+    assert review.count('class="model-check-row"') == len(CARD_TYPES)
+    assert f"Model {checks[0].get_verdict_display().lower()} (lexical {checks[0].score:.2f})" in review
 
 
 def test_launch_batch__sets_the_option_for_syllabus_batches_only(
