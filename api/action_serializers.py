@@ -161,3 +161,20 @@ class DeliverySerializer(serializers.ModelSerializer):
             "attempt_log",
         ]
         read_only_fields = fields
+
+
+class CorpusStatusSerializer(serializers.Serializer):
+    """What a corpus holds after its imports and filter runs, and the jobs that worked on it."""
+
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    source = serializers.CharField()
+    created = serializers.DateTimeField()
+    documents = serializers.IntegerField()
+    documents_by_split = serializers.DictField(child=serializers.IntegerField())
+    passages = serializers.IntegerField()
+    passages_by_filter_status = serializers.DictField(child=serializers.IntegerField())
+    qa_pairs = serializers.IntegerField()
+    qa_pairs_by_split = serializers.DictField(child=serializers.IntegerField())
+    qa_pairs_by_type = serializers.DictField(child=serializers.IntegerField())
+    jobs = serializers.ListField(child=serializers.DictField())

@@ -90,6 +90,47 @@ class CorpusViewSet(ChoiceFilters, viewsets.ReadOnlyModelViewSet):
         n_documents=Count("documents", distinct=True), n_passages=Count("passages", distinct=True)
     ).order_by("name")
 
+    @extend_schema(responses={200: a.CorpusStatusSerializer})
+    @action(detail=True, methods=["get"])
+    def status(self, request: Request, pk: str) -> Response:
+        """What the imports and filter runs left in the corpus (documents, passages by filter status, QA
+        pairs by split and type) and the jobs that ran on it (filtering), newest first.
+
+        Importers run as commands in one transaction (``import_syllabusqa`` and the like): a corpus is
+        listed once its import committed, so these counts are its import's outcome.
+        """
+        corpus = self.get_object()
+
+        def by(rows: QuerySet[Any], field: str) -> dict[str, int]:
+            counted = rows.order_by().values(field).annotate(n=Count("id")).order_by(field)
+            return {str(row[field] or ""): row["n"] for row in counted}
+
+        jobs = Job.objects.filter(params__corpus=corpus.name).order_by("-pk")[:20]
+        body = {
+            "id": corpus.pk,
+            "name": corpus.name,
+            "source": corpus.source,
+            "created": corpus.created,
+            "documents": corpus.documents.count(),
+            "documents_by_split": by(corpus.documents.all(), "original_split"),
+            "passages": corpus.passages.count(),
+            "passages_by_filter_status": by(corpus.passages.all(), "filter_status"),
+            "qa_pairs": corpus.qa_pairs.count(),
+            "qa_pairs_by_split": by(corpus.qa_pairs.all(), "original_split"),
+            "qa_pairs_by_type": by(corpus.qa_pairs.all(), "question_type"),
+            "jobs": [
+                {
+                    "id": j.pk,
+                    "kind": j.kind,
+                    "status": j.status,
+                    "created": j.created.isoformat(),
+                    "error": j.error,
+                }
+                for j in jobs
+            ],
+        }
+        return Response(a.CorpusStatusSerializer(body).data)
+
 
 def _estimate_body(hits: int, estimate: Any, currency: str) -> dict[str, Any]:
     return {

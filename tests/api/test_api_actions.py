@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from annotation.models import Job
+from annotation.models import Corpus, Job
 from crowd.models import Worker
 from crowd.providers.fake.provider import FakeProvider
 from evaluation.models import BenchmarkRun
@@ -155,6 +155,14 @@ def test_release_then_benchmark__on_real_syllabusqa_with_webhooks(
         "formats": ["csv", "jsonl"],
         "privacy_allow": list(SYLLABUSQA_PUBLIC_CONTACTS),
     }
+    corpus = Corpus.objects.get(name="syllabusqa")
+    Job.objects.create(kind="filter_passages", params={"corpus": "syllabusqa"}, status=Job.Status.DONE)
+    imported = researcher.get(f"/api/v1/corpora/{corpus.pk}/status/").json()
+    assert imported["documents"] == 4 and imported["qa_pairs"] == corpus.qa_pairs.count() > 0
+    assert set(imported["documents_by_split"]) == {"train", "val", "test"}
+    assert sum(imported["qa_pairs_by_type"].values()) == imported["qa_pairs"]
+    assert [j["kind"] for j in imported["jobs"]] == ["filter_passages", "export_release"]  # newest first
+    assert researcher.get("/api/v1/corpora/999999/status/").status_code == 404
     with django_capture_on_commit_callbacks(execute=True):
         answer = post(researcher, "/api/v1/releases/", body)
     assert answer.status_code == 202, answer.content
