@@ -48,6 +48,8 @@ NAMED: dict[str, str] = {
     "crowd/management/commands/launch_batch.py": "command help: where a batch can go",
     "crowd/management/commands/attach_gold.py": "command help: the attention-check default follows "
     "Prolific's rule",
+    "console/batch_form.py": "New batch help: the attention-check default follows Prolific's rule, as "
+    "attach_gold's",
     "crowd/management/commands/manage_workers.py": "command help: the platforms a worker id may be from",
     "crowd/management/commands/resolve_payments.py": "command help: each platform's bonus record it reads",
     "crowd/management/commands/review_batch.py": "command help: --category is Prolific's rejection category",
