@@ -36,13 +36,15 @@ import pandas as pd
 from crowdkit.aggregation import MACE, DawidSkene, MajorityVote
 from crowdkit.metrics.data import alpha_krippendorff
 
+# The method names are offered here too, beside the methods they name.
+from crowd.aggregation_methods import DAWID_SKENE as DAWID_SKENE
+from crowd.aggregation_methods import DEFAULT_METHOD as DEFAULT_METHOD
+from crowd.aggregation_methods import MACE_METHOD as MACE_METHOD
+from crowd.aggregation_methods import MAJORITY as MAJORITY
+from crowd.aggregation_methods import METHODS as METHODS
+
 logger = logging.getLogger(__name__)
 
-MAJORITY = "majority"
-DAWID_SKENE = "dawid_skene"
-MACE_METHOD = "mace"
-METHODS: tuple[str, ...] = (MAJORITY, DAWID_SKENE, MACE_METHOD)
-DEFAULT_METHOD = DAWID_SKENE
 
 DS_ITERATIONS = 25
 """Most EM iterations of Dawid-Skene; it stops earlier once the evidence bound per label gains less than
