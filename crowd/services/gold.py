@@ -213,9 +213,17 @@ def grade_assignment(assignment_id: int) -> Optional[dict[str, Any]]:
 
 
 def update_standing(batch: Batch, worker: Worker) -> GoldStanding:
-    """Recount ``worker``'s answers to ``batch``'s items, store the standing and act on a new block."""
+    """Recount ``worker``'s answers to ``batch``'s items, store the standing and act on a new block.
+
+    Only answers of sessions their platform vouches for count (``Assignment.vouched``; an MTurk
+    session once MTurk listed it as that worker's submitted work): answers submitted under made-up ids
+    in a worker's name never get that worker flagged or blocked. Sync and review recount when they
+    confirm a session (:func:`recount_confirmed`).
+    """
     answers = list(
-        GoldAnswer.objects.filter(item__batch=batch, worker=worker).values_list("item__kind", "passed")
+        GoldAnswer.objects.filter(item__batch=batch, worker=worker, assignment__vouched=True).values_list(
+            "item__kind", "passed"
+        )
     )
     gold = [passed for kind, passed in answers if kind == GOLD]
     attention = [passed for kind, passed in answers if kind == ATTENTION]
@@ -236,6 +244,15 @@ def update_standing(batch: Batch, worker: Worker) -> GoldStanding:
     if newly_blocked:
         _block(record, worker)
     return record
+
+
+def recount_confirmed(assignment_id: int) -> None:
+    """Recount the standing of a just confirmed session's worker when it answered an item."""
+    answer = (
+        GoldAnswer.objects.filter(assignment_id=assignment_id).select_related("item__batch", "worker").first()
+    )
+    if answer is not None:
+        update_standing(answer.item.batch, answer.worker)
 
 
 def _block(record: GoldStanding, worker: Worker) -> None:

@@ -185,6 +185,9 @@ def _vouched(assignment: Assignment, provider: CrowdProvider, published: Publish
                     f"{owner}: {provider.name} vouches for a second assignment of this worker on this HIT"
                 ) from exc
             assignment.vouched = True
+            from crowd.services.gold import recount_confirmed  # gold acts through this module
+
+            recount_confirmed(assignment.pk)
         return
     Assignment.objects.filter(pk=assignment.pk).update(
         vouched=False, platform_meta={**assignment.platform_meta, PLATFORM_CHECK: problem}

@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from annotation.models import Assignment
 from crowd.providers.base import PlatformSubmission
 from crowd.providers.traits import traits_for
+from crowd.services.gold import recount_confirmed
 from crowd.services.review import PLATFORM_CHECK
 
 logger = logging.getLogger(__name__)
@@ -66,4 +67,5 @@ def confirm_listed(assignment: Assignment, sub: PlatformSubmission, counts: dict
         return False
     assignment.vouched = True
     counts["confirmed"] += 1
+    recount_confirmed(assignment.pk)  # its gold and attention answers count from now on
     return True

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from annotation.models import HIT, Assignment, Batch
+from annotation.models import HIT, Assignment, Batch, GoldAnswer, GoldItem, GoldStanding
 from annotation.services.batches import BatchSpec
-from crowd.models import Payment
+from crowd.models import Payment, Worker
+from crowd.services.gold import update_standing
 from crowd.services.launching import launch
 from crowd.services.review import PLATFORM_CHECK, ReviewError, approve_assignment
 from crowd.services.sync import sync_batch
@@ -215,3 +216,34 @@ def test_an_id_listed_for_another_worker__never_confirmed_or_followed(
     assert not Payment.objects.exists()
     # The same id with the owner's worker id opens nothing either: it is bound to its first arrival.
     assert _forge(batch, hit, leaked, "OWNER").status_code == 403
+
+
+def test_failed_items_under_made_up_ids__never_block_the_worker(
+    settings: Any, fake_mturk_server: Any
+) -> None:
+    batch = _launch(settings, hits=3, assignments=3)
+    forged = []
+    for n, hit in enumerate(batch.hits.order_by("position")):
+        assert _forge(batch, hit, f"GOLDSQUAT{n:021d}", "GOLDVICTIM", submit=True).status_code == 302
+        assignment = Assignment.objects.get(platform_ref=f"GOLDSQUAT{n:021d}")
+        item = GoldItem.objects.create(
+            batch=batch,
+            kind=GoldItem.Kind.ATTENTION,
+            qa_pair=assignment.qa_pairs.get(),
+            hit=hit,
+            expected={"flags": ["attention"]},
+        )
+        GoldAnswer.objects.create(assignment=assignment, item=item, worker=assignment.worker, passed=False)
+        forged.append(assignment.pk)
+    victim = Worker.objects.get(platform="mturk", platform_id="GOLDVICTIM")
+
+    record = update_standing(batch, victim)  # three failed attention items, none MTurk vouched for
+    victim.refresh_from_db()
+    assert record.state != GoldStanding.State.BLOCKED and record.attention_n == 0
+    assert not victim.blocked and "GOLDVICTIM" not in fake_mturk_server.fake.blocks
+
+    # Work MTurk vouched for does count: the same failures then block (locally and on MTurk).
+    Assignment.objects.filter(pk__in=forged).update(vouched=True)
+    assert update_standing(batch, victim).state == GoldStanding.State.BLOCKED
+    victim.refresh_from_db()
+    assert victim.blocked and "GOLDVICTIM" in fake_mturk_server.fake.blocks
