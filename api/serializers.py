@@ -16,6 +16,9 @@ from crowd.providers.traits import accepted_rejection_categories
 from evaluation.models import BenchmarkRun
 from exports.models import Release
 
+#: The largest id a database stores (a signed 64-bit integer): larger ones are 400s, not overflows.
+MAX_ID = 2**63 - 1
+
 
 class CorpusSerializer(serializers.ModelSerializer):
     """A corpus with how many documents and passages it holds."""
@@ -119,7 +122,7 @@ class BatchCreateSerializer(serializers.Serializer):
     documents = serializers.ListField(
         child=serializers.CharField(max_length=500), required=False, max_length=500
     )
-    parent = serializers.IntegerField(required=False, min_value=1)
+    parent = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
     limit = serializers.IntegerField(required=False, min_value=1, max_value=100000)
     assignments = serializers.IntegerField(required=False, min_value=1, max_value=100)
     reward = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=0, max_value=100000)
@@ -132,9 +135,9 @@ class BatchCreateSerializer(serializers.Serializer):
     max_pairs_per_worker = serializers.IntegerField(required=False, min_value=1, max_value=100000)
     max_pairs_per_document = serializers.IntegerField(required=False, min_value=1, max_value=100000)
     quiz = serializers.IntegerField(required=False, min_value=0, max_value=100)
-    require_qualification = serializers.IntegerField(required=False, min_value=1)
+    require_qualification = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
     exclude_batches = serializers.ListField(
-        child=serializers.IntegerField(min_value=1), required=False, max_length=500
+        child=serializers.IntegerField(min_value=1, max_value=MAX_ID), required=False, max_length=500
     )
     title = serializers.CharField(max_length=200, required=False, allow_blank=True)
     description = serializers.CharField(max_length=10000, required=False, allow_blank=True)

@@ -236,7 +236,7 @@ class NewBatchForm(forms.Form):
         limit = data.get("time_limit")
         if limit is None and handler:
             limit = data["time_limit"] = default_time_limit(kind)
-        elif limit is not None and "time_limit" not in self.errors:
+        elif limit is not None and handler and "time_limit" not in self.errors:
             try:
                 check_time_limit(kind, limit)
             except BatchSpecError as exc:

@@ -180,3 +180,19 @@ def test_release_then_benchmark__on_real_syllabusqa_with_webhooks(
     assert Event.objects.get(type="benchmark.finished").data["run"]["id"] == run.pk
     assert post(researcher, "/api/v1/benchmarks/", {**run_body, "metrics": ["nope"]}).status_code == 400
     assert len(queued) == 2
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"kind": "sciq_distractor", "parent": 2**70, "reward": "0.10"},
+        {"kind": "screening", "require_qualification": 2**64, "reward": "0.10"},
+        {"kind": "no-such-kind", "time_limit": 10, "reward": "0.10"},
+    ],
+)
+def test_batch_bodies__huge_ids_and_unknown_kinds_are_400(researcher: Client, body: dict) -> None:
+    """Found by the schemathesis run: an unknown kind with a time limit reached the time-limit rule (a
+    500 before); ids past 64 bits, which overflowed SQLite in a lookup, are refused by the body's
+    checks."""
+    for url in ("/api/v1/batches/", "/api/v1/batches/estimate/"):
+        assert post(researcher, url, body).status_code == 400
