@@ -4,6 +4,7 @@ from django.urls import path
 
 from console import (
     bonus_views,
+    health_views,
     launch_views,
     message_views,
     quick_export,
@@ -17,6 +18,7 @@ app_name = "annotation"
 urlpatterns = [
     path("", views.HomeView.as_view(), name="home"),
     path("health/", views.health, name="health"),
+    path("health/ready/", health_views.ready, name="ready"),
     path("corpora/<slug:name>/", views.CorpusDetailView.as_view(), name="corpus"),
     path("documents/<int:pk>/", views.DocumentDetailView.as_view(), name="document"),
     path("documents/<int:pk>/pdf/", views.document_pdf, name="document-pdf"),

@@ -146,7 +146,10 @@ def test_units__started_as_written_answer_their_health_checks(started: dict[str,
             time.sleep(0.5)
     assert health is not None and health.status_code == 200, _logs(logs)
     assert health.json() == {"status": "ok"}
-    # The file turns on the https redirect: every page but /health/ goes to https.
+    ready = requests.get(f"{url}/health/ready/", timeout=30)
+    assert ready.status_code == 200, ready.text + _logs(logs)
+    assert ready.json()["checks"] == {"database": "ok", "storage": "ok", "redis": "ok"}
+    # The file turns on the https redirect: every page but the health checks goes to https.
     assert requests.get(f"{url}/accounts/login/", timeout=10, allow_redirects=False).status_code == 301
 
     host = socket.gethostname()
