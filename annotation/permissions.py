@@ -60,6 +60,9 @@ ACTION_LABELS: dict[str, str] = {
 }
 """What each action lets a researcher do, in the words a refusal page uses."""
 
+ACCOUNTS_PERMISSION = "auth.change_user"
+"""Opens the accounts page (:mod:`annotation.roles`): superusers hold it, the researchers group does not."""
+
 GROUP_EXTRA_PERMISSIONS = (
     "annotation.view_corpus",
     "annotation.view_document",
@@ -150,6 +153,9 @@ def researcher_context(request: HttpRequest) -> dict[str, Any]:
     user = getattr(request, "user", None)
     flags = {action: can(user, action) for action in ACTIONS}
     flags["view"] = can_view(request)
+    flags["accounts"] = bool(
+        user is not None and getattr(user, "is_active", False) and user.has_perm(ACCOUNTS_PERMISSION)
+    )
     return {"can": flags}
 
 

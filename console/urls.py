@@ -3,6 +3,7 @@
 from django.urls import path
 
 from console import (
+    account_views,
     bonus_views,
     health_views,
     launch_views,
@@ -40,6 +41,8 @@ urlpatterns = [
     path("review/compare/<int:pk>/", stream_views.HitCompareView.as_view(), name="review-compare"),
     path("review/decide/", review_views.review_queue_decide, name="review-decide"),
     path("jobs/<int:pk>/", views.JobDetailView.as_view(), name="job"),
+    path("accounts/manage/", account_views.account_list, name="accounts"),
+    path("accounts/manage/<int:pk>/", account_views.account_change, name="account-change"),
     path("webhooks/", webhook_views.endpoint_list, name="webhooks"),
     path("webhooks/<int:pk>/", webhook_views.endpoint_detail, name="webhook"),
     path("webhooks/<int:pk>/action/", webhook_views.endpoint_action, name="webhook-action"),
