@@ -82,20 +82,6 @@ def check_pseudonym_salt_secret(app_configs: Any, **kwargs: Any) -> list[CheckMe
     return []
 
 
-@register("crowdqa", deploy=True)
-def check_public_base_url(app_configs: Any, **kwargs: Any) -> list[CheckMessage]:
-    """Crowd platforms send workers to PUBLIC_BASE_URL; MTurk requires https for ExternalQuestion."""
-    if not settings.DEBUG and not settings.PUBLIC_BASE_URL.startswith("https://"):
-        return [
-            Warning(
-                f"PUBLIC_BASE_URL is '{settings.PUBLIC_BASE_URL}', not an https URL.",
-                hint="MTurk and Prolific workers must reach HIT pages over https; set PUBLIC_BASE_URL.",
-                id="crowdqa.W002",
-            )
-        ]
-    return []
-
-
 @register("crowdqa")
 def check_prepared_reads_django(app_configs: Any, **kwargs: Any) -> list[CheckMessage]:
     """Refuse a Django release the prepared reads were not tested with: they rely on the query

@@ -19,6 +19,7 @@ from annotation.models import Batch, Corpus, Document
 from annotation.platforms import Platform
 from annotation.screening.quiz import MAX_QUIZ_QUESTIONS
 from annotation.services.batches import BatchSpec, BatchSpecError, check_time_limit, default_time_limit
+from crowd.gold import DEFAULT_ATTENTION_FAILURES, attention_default_rule
 from crowd.providers.traits import traits_for
 
 KINDS = [(value, label) for value, label in Batch.Kind.choices]
@@ -183,7 +184,9 @@ class NewBatchForm(forms.Form):
         min_value=0,
         max_value=1000,
         required=False,
-        help_text="Default 2 (Prolific's rule); 0: never.",
+        help_text=f"Default {DEFAULT_ATTENTION_FAILURES}"
+        + (f" ({attention_default_rule()})" if attention_default_rule() else "")
+        + "; 0: never.",
     )
 
     def field_kinds(self) -> dict[str, list[str]]:

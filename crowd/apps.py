@@ -10,8 +10,10 @@ class CrowdConfig(AppConfig):
     name = "crowd"
 
     def ready(self) -> None:
-        """Give batch creation the stage-2 HIT builder (annotation does not import the apps above it)."""
+        """Give batch creation the stage-2 HIT builder (annotation does not import the apps above it) and
+        register the platforms' system checks."""
         from annotation.services.batches import register_validation_hit_builder
+        from crowd import checks  # noqa: F401  (registers crowdqa.W002)
 
         register_validation_hit_builder(_add_validation_hit)
 

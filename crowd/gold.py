@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from crowd.aggregation import ACCEPT, REJECT, validation_label
+from crowd.providers.traits import named, platform_traits
 
 GOLD = "gold"
 ATTENTION = "attention"
@@ -41,6 +42,17 @@ DEFAULT_MIN_ANSWERS = 5
 """Gold answers a worker gives before a gold threshold acts on them (``gold_min_answers``)."""
 DEFAULT_ATTENTION_FAILURES = 2
 """Failed attention items that block a worker (``attention_block_failures``): Prolific's rule."""
+
+
+def attention_default_rule() -> str:
+    """Whose policy :data:`DEFAULT_ATTENTION_FAILURES` follows, for help texts ("Prolific's rule"), read
+    from the platforms' ``attention_failures_to_reject``; "" when no platform's policy matches it."""
+    following = named(
+        (t for t in platform_traits() if t.attention_failures_to_reject == DEFAULT_ATTENTION_FAILURES),
+        "and",
+    )
+    return f"{following}'s rule" if following else ""
+
 
 ATTENTION_FLAG = "unrelated"
 ATTENTION_FLAG_LABEL = "Unrelated to science"

@@ -44,16 +44,6 @@ NAMED: dict[str, str] = {
     "annotation/models/work.py": "help text of HIT.platform_ref ('e.g. MTurk HITId'); changing it is a "
     "migration",
     "crowd/models.py": "help text of a qualification's platform id; changing it is a migration",
-    "annotation/checks.py": "the https warning's hint names the platforms whose workers need https",
-    "crowd/management/commands/launch_batch.py": "command help: where a batch can go",
-    "crowd/management/commands/attach_gold.py": "command help: the attention-check default follows "
-    "Prolific's rule",
-    "console/batch_form.py": "New batch help: the attention-check default follows Prolific's rule, as "
-    "attach_gold's",
-    "crowd/management/commands/manage_workers.py": "command help: the platforms a worker id may be from",
-    "crowd/management/commands/resolve_payments.py": "command help: each platform's bonus record it reads",
-    "crowd/management/commands/review_batch.py": "command help: --category is Prolific's rejection category",
-    "crowd/management/commands/sync_batches.py": "command help: the platforms a sync reads",
 }
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import importlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, Optional
@@ -84,6 +84,9 @@ class PlatformTraits:
         platform_auto_approval_seconds: the platform approves unreviewed work on its own after this
             long unless a batch sets its own delay, which it is then told (MTurk's
             ``AutoApprovalDelayInSeconds``; 0: the platform does not approve on its own).
+        attention_failures_to_reject: failed attention checks on which the platform's policy lets a
+            researcher reject a worker (Prolific: 2); 0: the platform sets no such rule. Help texts cite
+            it beside crowdqa's default (``crowd.gold.DEFAULT_ATTENTION_FAILURES``).
     """
 
     name: ClassVar[str] = ""
@@ -104,6 +107,7 @@ class PlatformTraits:
     option_keys: ClassVar[tuple[str, ...]] = ()
     worker_id: ClassVar[Optional[WorkerIdPattern]] = None
     platform_auto_approval_seconds: ClassVar[int] = 0
+    attention_failures_to_reject: ClassVar[int] = 0
     do_not_call_in_templates: ClassVar[bool] = True
     """Templates read the traits class's attributes; Django must not instantiate it."""
 
@@ -185,6 +189,16 @@ def _platforms() -> dict[str, type[PlatformTraits]]:
 def platform_traits() -> tuple[type[PlatformTraits], ...]:
     """Every production platform's traits, in the order of ``PLATFORMS``."""
     return tuple(_platforms().values())
+
+
+def named(traits: Iterable[type[PlatformTraits]], conjunction: str = "or") -> str:
+    """The platforms' short names as prose, in the order given ("MTurk", "MTurk or Prolific", "A, B or
+    C"; "" for none): help texts and hints name the platforms this way, so a new platform appears in them
+    without an edit outside its package."""
+    names = [traits_class.short_name for traits_class in traits]
+    if len(names) <= 1:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} {conjunction} {names[-1]}"
 
 
 def worker_id_patterns() -> tuple[WorkerIdPattern, ...]:

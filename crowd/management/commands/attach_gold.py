@@ -12,7 +12,15 @@ from annotation.importers.errors import ImportDataError
 from annotation.importers.mcq import read_sciq
 from annotation.models import Batch, GoldItem
 from config.commands import JsonCommand
-from crowd.gold import GoldError, GoldSpec, attention_items, read_gold_file, sciq_gold
+from crowd.gold import (
+    DEFAULT_ATTENTION_FAILURES,
+    GoldError,
+    GoldSpec,
+    attention_default_rule,
+    attention_items,
+    read_gold_file,
+    sciq_gold,
+)
 from crowd.services.gold import GoldSetupError, attach_items, target_batch
 
 SETTINGS = {
@@ -82,7 +90,9 @@ class Command(JsonCommand):
         parser.add_argument(
             "--attention-block",
             type=int,
-            help="Failed attention items that block a worker (default 2, Prolific's rule; 0: never).",
+            help="Failed attention items that block a worker (default "
+            + ", ".join(filter(None, (str(DEFAULT_ATTENTION_FAILURES), attention_default_rule())))
+            + "; 0: never).",
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:

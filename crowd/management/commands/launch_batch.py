@@ -14,6 +14,7 @@ from config.commands import JsonCommand
 from crowd.providers import retries
 from crowd.providers.base import PublishedUnit, PublishListener
 from crowd.providers.costs import format_money
+from crowd.providers.traits import arriving, named, platform_traits
 from crowd.services.launching import (
     QualificationChoiceError,
     dry_run,
@@ -119,8 +120,12 @@ def gold_options(opts: dict[str, Any]) -> dict[str, Any]:
     return given
 
 
+#: the platforms that approve unreviewed work on their own, so they are told a batch's own delay.
+SELF_APPROVING = named(t for t in platform_traits() if t.platform_auto_approval_seconds)
+
+
 class Command(JsonCommand):
-    help = "Create a batch of HITs and publish it on the local crowd, MTurk or Prolific."
+    help = f"Create a batch of HITs and publish it on the local crowd, {named(arriving())}."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -204,7 +209,8 @@ class Command(JsonCommand):
             type=int,
             metavar="H",
             help="Approve (and pay) submitted work nobody reviewed within H hours of its submission "
-            "(1 to 720; MTurk is told the same delay). Default: work waits for a review.",
+            f"(1 to 720{f'; {SELF_APPROVING} is told the same delay' if SELF_APPROVING else ''}). "
+            "Default: work waits for a review.",
         )
         parser.add_argument("--dry-run", action="store_true", help="Print the cost estimate; create nothing.")
 

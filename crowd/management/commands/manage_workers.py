@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Batch
+from annotation.platforms import Platform
 from config.commands import JsonCommand
 from crowd.models import Worker
 from crowd.services.review import ReviewError, block_worker, notify_batch_workers, unblock_worker
@@ -30,9 +31,15 @@ class Command(JsonCommand):
             metavar="PSEUDONYM_OR_ID",
             help="A worker by pseudonym or platform id (repeatable).",
         )
-        parser.add_argument("--platform", help="Platform of --worker platform ids (mturk, prolific, local).")
+        parser.add_argument(
+            "--platform", choices=Platform.values(), help="Platform of --worker platform ids."
+        )
         parser.add_argument("--batch", type=int, help="The batch whose workers --notify messages.")
-        parser.add_argument("--reason", default="", help="Why (kept with the block; sent to MTurk).")
+        parser.add_argument(
+            "--reason",
+            default="",
+            help="Why (kept with the block; sent where the platform's block takes one).",
+        )
         parser.add_argument("--subject", default="", help="Message subject.")
         parser.add_argument("--message", default="", help="Message text.")
 

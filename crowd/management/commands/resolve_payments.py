@@ -8,14 +8,16 @@ from django.core.management.base import CommandError, CommandParser
 
 from config.commands import JsonCommand
 from crowd.models import Payment
+from crowd.providers.traits import named, platform_traits
 from crowd.services.review import ReviewError, bonus, resolve_payment
 
 
 class Command(JsonCommand):
     help = (
-        "Settle bonuses sent without a confirmed answer (unknown): from the platform's own record (MTurk "
-        "ListBonusPayments, Prolific submission bonus payments), sending again, once, those the record "
-        "shows unpaid; or with --paid / --not-paid after checking its dashboard."
+        "Settle bonuses sent without a confirmed answer (unknown): from the platform's own record of "
+        f"bonuses ({named((t for t in platform_traits() if t.bonus_record_readable), 'and')}), sending "
+        "again, once, those the record shows unpaid; or with --paid / --not-paid after checking its "
+        "dashboard."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -11,6 +11,7 @@ from annotation.qc.common import error_flags
 from config.commands import JsonCommand
 from crowd.providers import retries
 from crowd.providers.base import PaymentStatus
+from crowd.providers.traits import named, platform_traits
 from crowd.services.batch_jobs import batch_job
 from crowd.services.review import (
     UNKNOWN_ADVICE,
@@ -73,7 +74,12 @@ class Command(JsonCommand):
         parser.add_argument(
             "--reject", type=int, metavar="ID", help="Reject this assignment (needs --reason)."
         )
-        parser.add_argument("--category", default="OTHER", help="Prolific rejection category.")
+        parser.add_argument(
+            "--category",
+            default="OTHER",
+            help=f"Rejection category on {named(t for t in platform_traits() if t.rejection_categories)} "
+            "(elsewhere kept with the reason).",
+        )
         parser.add_argument(
             "--bonus", type=int, metavar="ID", help="Pay a bonus to this assignment's worker."
         )

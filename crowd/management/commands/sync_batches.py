@@ -9,6 +9,7 @@ from django.core.management.base import CommandError, CommandParser
 from annotation.models import Batch
 from config.commands import JsonCommand
 from crowd.providers import retries
+from crowd.providers.traits import arriving, named
 
 ATTENTION_ADVICE = (
     "open each batch's page and check on the platform whether its HITs or study were deleted or expired; "
@@ -19,7 +20,10 @@ ATTENTION_ADVICE = (
 
 
 class Command(JsonCommand):
-    help = "Sync batches with MTurk / Prolific: restore lost submissions, follow status changes, budget."
+    help = (
+        f"Sync batches with {named(arriving(), '/')}: restore lost submissions, follow status changes, "
+        "budget."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--batch", type=int, help="Only this batch (default: every published one).")

@@ -61,6 +61,7 @@ class FakeProvider(CrowdProvider):
     worker_id = None  # tests name its workers; no release holds them
     option_keys = ()
     platform_auto_approval_seconds = 0  # the fake approves nothing by itself
+    attention_failures_to_reject = 0  # the fake sets no attention-check policy
     provider_path = "crowd.providers.fake.provider:FakeProvider"
 
     def __init__(self) -> None:

@@ -59,6 +59,8 @@ class ProlificTraits(PlatformTraits):
     bonus_record_readable = True  # a submission lists its bonus_payments
     min_rejection_chars = 100
     rejection_categories = REJECTION_CATEGORIES
+    # "Prolific's Attention and Comprehension Check Policy": rejecting on two failed checks, never one.
+    attention_failures_to_reject = 2
     fees = PROLIFIC_FEES
     config_keys = (
         "PROLIFIC_API_URL",
