@@ -17,7 +17,8 @@ Security behavior: every change goes through :func:`set_role` or :func:`set_acti
 :class:`AccountChangeRefused`, a message for the page) a change to the acting person's own role or active
 state, and any change that would leave no active admin; the admin count is read under a row lock so two
 admins demoting each other at once cannot both succeed. Only a superuser may grant or take away
-``admin``, so an account holding just ``auth.change_user`` cannot raise itself or anyone else to it.
+``admin`` or make a set-password link for an admin, so an account holding just ``auth.change_user``
+cannot raise itself or anyone else to it, nor take over an admin's account.
 """
 
 from __future__ import annotations
@@ -186,6 +187,25 @@ def invite(actor: Any, username: str, email: str, role: str) -> Any:
         user.save()
         user.groups.add(ensure_researchers_group())
     return user
+
+
+def password_link_path(actor: Any, target: Any) -> str:
+    """A new set-password link for an existing account (someone who lost the first or forgot a password).
+
+    Raises:
+        AccountChangeRefused: the actor's own account (they change it on the admin's password page), a
+            deactivated account, or an admin's account asked for by a non-superuser (the link would hand
+            over that account's rights).
+    """
+    if target.pk == actor.pk:
+        raise AccountChangeRefused("Change your own password while signed in, not through a link.")
+    if not target.is_active:
+        raise AccountChangeRefused(
+            f"Activate {target.get_username()} first: a deactivated account cannot sign in."
+        )
+    if target.is_superuser and not actor.is_superuser:
+        raise AccountChangeRefused("Only an admin (superuser) may make a set-password link for an admin.")
+    return set_password_path(target)
 
 
 def set_password_path(user: Any) -> str:

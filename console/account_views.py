@@ -29,6 +29,7 @@ from annotation.roles import (
     accounts_for,
     invite,
     may_manage_accounts,
+    password_link_path,
     researcher_accounts,
     set_active,
     set_password_path,
@@ -120,9 +121,7 @@ def account_change(request: HttpRequest, pk: int) -> HttpResponse:
                 request, "Nothing changed."
             )
         elif action == "link":
-            if not target.is_active:
-                raise AccountChangeRefused(f"Activate {name} first: a deactivated account cannot sign in.")
-            link = request.build_absolute_uri(set_password_path(target))
+            link = request.build_absolute_uri(password_link_path(request.user, target))
             return _page(request, InviteForm(), link=link, link_for=target)
         else:
             raise AccountChangeRefused("Choose one of the page's buttons.")

@@ -194,3 +194,22 @@ def test_account_admin_without_superuser__manages_researchers_but_grants_no_admi
     boss.refresh_from_db()
     assert not rita.is_superuser and boss.is_active
     assert client.post(PAGE, {"username": "newbie", "role": "researcher"}).status_code == 200
+    refused = _change(client, boss, "link")  # a link to the admin's account would hand it over
+    html = client.get(PAGE).content.decode()
+    assert refused.status_code == 302 and "/accounts/reset/" not in html
+    assert "Only an admin (superuser) may make a set-password link for an admin" in html
+    assert "Set-password link for rita" in _change(client, rita, "link").content.decode()
+
+
+def test_deactivated_account__its_open_session_loses_access_and_its_link_is_refused() -> None:
+    boss = _admin()
+    rita = make_researcher("rita")
+    rita_session = _client(rita)
+    assert rita_session.get("/review/").status_code == 200
+    admin = _client(boss)
+    _change(admin, rita, "deactivate")
+    assert rita_session.get("/review/").status_code == 302
+    assert _change(admin, rita, "link").status_code == 302
+    assert "Activate rita first" in admin.get(PAGE).content.decode()
+    assert _change(admin, boss, "link").status_code == 302
+    assert "Change your own password" in admin.get(PAGE).content.decode()
