@@ -103,7 +103,9 @@ class Qualification(models.Model):
         help_text="The screening batch whose approval granted it (its platform and provider settings).",
     )
     platform_qualification_id = models.CharField(
-        max_length=200, blank=True, help_text="MTurk qualification type / Prolific group; empty: local only."
+        max_length=200,
+        blank=True,
+        help_text="Its id on the platform (a qualification type, a participant group); empty: local only.",
     )
     platform_attempts = models.PositiveIntegerField(default=0)
     platform_error = models.TextField(
@@ -154,8 +156,9 @@ class Payment(models.Model):
     error = models.TextField(blank=True)
     setups_in_doubt = models.PositiveIntegerField(
         default=0,
-        help_text="Prolific bulk bonus set-ups sent for this payment whose answer never came: they may "
-        "exist on Prolific unpaid (they pay nothing; the API can neither list nor cancel them).",
+        help_text="Bonus set-ups sent for this payment whose answer never came, on a platform that sets a "
+        "bonus up before paying it: they may exist there unpaid (they pay nothing; the platform's API can "
+        "neither list nor cancel them).",
     )
     created = models.DateTimeField(auto_now_add=True)
     sent_at = models.DateTimeField(null=True, blank=True)

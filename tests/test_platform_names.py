@@ -41,9 +41,6 @@ NAMED: dict[str, str] = {
     "config/settings.py": "the MTURK_* / PROLIFIC_* settings read from the environment",
     "annotation/batch_options.py": "the stored launch-settings schema: the prolific_filters key (renaming a "
     "stored key needs a data migration) and help texts that say which platform reads a key",
-    "annotation/models/work.py": "help text of HIT.platform_ref ('e.g. MTurk HITId'); changing it is a "
-    "migration",
-    "crowd/models.py": "help text of a qualification's platform id; changing it is a migration",
 }
 
 

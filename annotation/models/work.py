@@ -220,7 +220,12 @@ class HIT(models.Model):
     )
     max_assignments = models.PositiveSmallIntegerField(default=1)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN, db_index=True)
-    platform_ref = models.CharField(max_length=200, blank=True, db_index=True, help_text="e.g. MTurk HITId.")
+    platform_ref = models.CharField(
+        max_length=200,
+        blank=True,
+        db_index=True,
+        help_text="The HIT's own id on a platform that lists each HIT as a unit; empty elsewhere.",
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     objects = HITQuerySet.as_manager()
@@ -333,8 +338,9 @@ class Assignment(models.Model):
     vouched = models.BooleanField(
         default=True,
         help_text=(
-            "The platform vouches for this session (local, Prolific: at arrival; MTurk: once it lists the "
-            "submitted assignment for the same worker and HIT). Only vouched work fills slots and caps."
+            "The platform vouches for this session: at arrival, or, on a platform that vouches only for "
+            "submitted work, once it lists the submitted assignment for the same worker and HIT. Only "
+            "vouched work fills slots and caps."
         ),
     )
 
