@@ -23,6 +23,7 @@ cannot raise itself or anyone else to it, nor take over an admin's account.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,8 @@ ROLES: dict[str, str] = {
     "admin": "Admin: a researcher who also manages accounts",
 }
 """Roles the accounts page can set, with the words the page shows."""
+
+logger = logging.getLogger(__name__)
 
 USERNAME_PATTERN = re.compile(r"^[\w.@+-]{1,150}$")
 
@@ -135,6 +138,7 @@ def set_role(actor: Any, target: Any, role: str) -> bool:
         target.is_staff = role == "admin"
         target.save(update_fields=["is_superuser", "is_staff"])
         target.groups.add(ensure_researchers_group())
+    logger.info("account %s: role %s -> %s by %s", target.get_username(), current, role, actor.get_username())
     return True
 
 
@@ -158,6 +162,8 @@ def set_active(actor: Any, target: Any, active: bool) -> bool:
             )
         target.is_active = active
         target.save(update_fields=["is_active"])
+    state = "activated" if active else "deactivated"
+    logger.info("account %s %s by %s", target.get_username(), state, actor.get_username())
     return True
 
 
@@ -186,6 +192,7 @@ def invite(actor: Any, username: str, email: str, role: str) -> Any:
         user.is_superuser = user.is_staff = role == "admin"
         user.save()
         user.groups.add(ensure_researchers_group())
+    logger.info("account %s invited as %s by %s", username, role, actor.get_username())
     return user
 
 
@@ -205,6 +212,7 @@ def password_link_path(actor: Any, target: Any) -> str:
         )
     if target.is_superuser and not actor.is_superuser:
         raise AccountChangeRefused("Only an admin (superuser) may make a set-password link for an admin.")
+    logger.info("account %s: set-password link made by %s", target.get_username(), actor.get_username())
     return set_password_path(target)
 
 

@@ -6,8 +6,8 @@ an anonymous visitor is sent to the sign-in page, any other account gets the 403
 only with Django's CSRF token. An account id in a form must name one of the listed researcher accounts
 (any other id, a worker's account included, is a 404), so a forged id reaches nothing else. The rules on
 roles (no change to one's own account, the last active admin kept, admin granted only by a superuser)
-live in :mod:`annotation.roles` and are enforced there under row locks. A set-password link is shown
-only in the answer to the POST that made it, never stored.
+live in :mod:`annotation.roles` and are enforced there under row locks, each change logged with who
+made it. A set-password link is shown only in the answer to the POST that made it, never stored.
 """
 
 from __future__ import annotations

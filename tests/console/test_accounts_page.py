@@ -89,7 +89,8 @@ def test_invite__bad_input_keeps_what_was_typed_and_creates_nothing() -> None:
     assert get_user_model().objects.count() == before
 
 
-def test_roles_and_deactivation__through_the_researchers_group_and_superuser() -> None:
+def test_roles_and_deactivation__through_the_researchers_group_and_superuser(caplog: Any) -> None:
+    caplog.set_level("INFO", logger="annotation.roles")
     boss = _admin()
     admin = _client(boss)
     rita = make_researcher("rita", password="pw-for-tests-rita")
@@ -106,6 +107,8 @@ def test_roles_and_deactivation__through_the_researchers_group_and_superuser() -
     _change(admin, rita, "activate")
     rita.refresh_from_db()
     assert rita.is_active
+    assert "account rita: role researcher -> admin by boss" in caplog.text
+    assert "account rita deactivated by boss" in caplog.text
     viewer = get_user_model().objects.create_user("vic", password="pw-for-tests-vic")
     viewer.user_permissions.add(Permission.objects.get(codename="view_batch"))
     assert "Custom" in admin.get(PAGE).content.decode()
