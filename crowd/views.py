@@ -1,5 +1,6 @@
-"""Platform webhooks (a platform tells crowdqa that a submission or study changed) and researcher actions
-on workers and payments (message a batch's workers, settle an unconfirmed bonus).
+"""Platform webhooks (a platform tells crowdqa that a submission or study changed) and the researcher action
+that settles an unconfirmed bonus. Messages to a batch's workers are sent from the batch page
+(``console.message_views``).
 
 Security behavior: the webhook endpoint is public and CSRF-exempt (a platform cannot hold a CSRF token); a
 request is processed only when its platform's check passes (``PlatformTraits.read_webhook``; Prolific: an
@@ -7,8 +8,8 @@ HMAC signature over timestamp + body with ``PROLIFIC_WEBHOOK_SECRET`` and a time
 window; 403 otherwise). Redelivered
 events are dropped by their id (``WebhookEvent``). The view does no platform work itself: it queues a
 sync of the batch and answers at once. The researcher actions are POST only, CSRF-protected, and each
-needs its researcher permission (``annotation.permissions.researcher_action``: ``notify`` to message
-workers, ``pay`` to settle a payment), as every other researcher action.
+needs its researcher permission (``annotation.permissions.researcher_action``: ``pay`` to settle a
+payment), as every other researcher action.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from annotation.models import Batch
 from annotation.permissions import researcher_action
 from crowd.models import Payment
 from crowd.providers.errors import ProviderConfigError
@@ -77,26 +77,6 @@ def platform_webhook(request: HttpRequest, platform: str) -> JsonResponse:
         return JsonResponse({"ok": True, "batch": None})
     _queue_sync(batch.pk)
     return JsonResponse({"ok": True, "batch": batch.pk})
-
-
-@require_POST
-@researcher_action("notify")
-def batch_notify(request: HttpRequest, pk: int) -> HttpResponse:
-    """Message every worker of a batch on its platform (``subject``, ``message``).
-
-    Security behavior: POST only with a CSRF token; needs the researcher ``notify`` permission (403
-    otherwise, before any platform call); workers are named to the platform by the batch's own rows,
-    never by ids from the request.
-    """
-    from crowd.services.review import ReviewError, notify_batch_workers
-
-    batch = get_object_or_404(Batch, pk=pk)
-    try:
-        count = notify_batch_workers(batch, request.POST.get("subject", ""), request.POST.get("message", ""))
-        messages.success(request, f"Message sent to {count} worker(s).")
-    except ReviewError as exc:
-        messages.error(request, str(exc))
-    return redirect("annotation:batch", pk=pk)
 
 
 @require_POST

@@ -74,17 +74,17 @@ def _client_with(client, *permissions: str):  # noqa: ANN001, ANN002, ANN202
 
 def test_batch_page__notify_needs_its_permission(submitted: Assignment, fake_mturk_server, client) -> None:  # noqa: ANN001
     batch: Batch = submitted.hit.batch
-    url = f"/crowd/batches/{batch.pk}/notify/"
+    url = f"/batches/{batch.pk}/message/"
     viewer = _client_with(client)
     assert viewer.post(url, {"subject": "Hi", "message": "Hello"}).status_code == 403
     assert fake_mturk_server.fake.notifications == []
     client.logout()
     notifier = _client_with(client, "crowd.view_worker")
     assert (
-        f'action="/crowd/batches/{batch.pk}/notify/"'
+        f'action="/batches/{batch.pk}/message/"'
         in notifier.get(f"/batches/{batch.pk}/").content.decode()
     )
-    notifier.post(url, {"subject": "Hi", "message": "Hello"})
+    notifier.post(url, {"to": "all", "subject": "Hi", "message": "Hello"})
     assert fake_mturk_server.fake.notifications[-1]["WorkerIds"] == ["W1"]
 
 

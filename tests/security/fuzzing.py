@@ -156,7 +156,9 @@ ENDPOINTS = (
             "estimated",
         ),
     ),
-    Endpoint("notify", "POST", "/crowd/batches/{local_batch}/notify/", "researcher", ("subject", "message")),
+    Endpoint(
+        "message", "POST", "/batches/{local_batch}/message/", "researcher", ("to", "subject", "message")
+    ),
     Endpoint("home", "GET", "/", "researcher", ("page", "q")),
     Endpoint("batch", "GET", "/batches/{local_batch}/", "researcher", ("page",)),
     Endpoint("corpus", "GET", "/corpora/tb/", "researcher", ("page",)),
