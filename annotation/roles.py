@@ -205,7 +205,9 @@ def password_link_path(actor: Any, target: Any) -> str:
             over that account's rights).
     """
     if target.pk == actor.pk:
-        raise AccountChangeRefused("Change your own password while signed in, not through a link.")
+        raise AccountChangeRefused(
+            "Change your own password on its page (/accounts/password/), not through a link."
+        )
     if not target.is_active:
         raise AccountChangeRefused(
             f"Activate {target.get_username()} first: a deactivated account cannot sign in."

@@ -216,3 +216,30 @@ def test_deactivated_account__its_open_session_loses_access_and_its_link_is_refu
     assert "Activate rita first" in admin.get(PAGE).content.decode()
     assert _change(admin, boss, "link").status_code == 302
     assert "Change your own password" in admin.get(PAGE).content.decode()
+
+
+def test_own_password_change__old_password_needed_and_input_kept() -> None:
+    rita = make_researcher("rita", password="pw-for-tests-rita")
+    assert Client().get("/accounts/password/").status_code == 302
+    session = _client(rita)
+    assert "Change your password" in session.get("/accounts/password/").content.decode()
+    wrong = session.post(
+        "/accounts/password/",
+        {
+            "old_password": "nope",
+            "new_password1": "a-long-new-pass-17",
+            "new_password2": "a-long-new-pass-17",
+        },
+    )
+    assert wrong.status_code == 200 and "incorrectly" in wrong.content.decode()
+    done = session.post(
+        "/accounts/password/",
+        {
+            "old_password": "pw-for-tests-rita",
+            "new_password1": "a-long-new-pass-17",
+            "new_password2": "a-long-new-pass-17",
+        },
+    )
+    assert done.status_code == 302 and done["Location"] == "/accounts/password/done/"
+    assert _signs_in("rita", "a-long-new-pass-17") and not _signs_in("rita", "pw-for-tests-rita")
+    assert session.get("/review/").status_code == 200  # still signed in after the change
