@@ -47,6 +47,10 @@ def test_admin_invites_a_researcher_who_sets_a_password_and_deactivates_another(
     expect(page.locator("#accounts")).to_contain_text("boss (you)")
     expect(page.locator("#accounts")).to_contain_text("Your own account: another admin changes it.")
     _audit(page)
+    page.get_by_role("link", name="Change your password").click()
+    expect(page.get_by_role("heading", name="Change your password")).to_be_visible()
+    _audit(page)
+    page.go_back()
 
     tab_to(page, "#id_username")
     page.keyboard.type("taken")
