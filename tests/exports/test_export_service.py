@@ -268,13 +268,19 @@ def test_release_records_are_read_from_the_database_once_per_export() -> None:
     from exports.dataset import PairRecords, pairs_for
 
     corpus = _corpus(documents=3, per_document=2)
+
+    def spills() -> set[Path]:
+        return set(Path(tempfile.gettempdir()).glob("crowdqa-records-*.pickle"))
+
     stream = PairRecords(pairs_for(corpus=corpus))
+    before = spills()  # other processes' spills (a parallel run, a killed one) are not this pass's
     abandoned = iter(stream)
     next(abandoned)
-    spill_files = {p for p in Path(tempfile.gettempdir()).glob("crowdqa-records-*.pickle")}
+    spill_files = spills() - before
+    assert spill_files
     del abandoned
     gc.collect()
-    assert not set(Path(tempfile.gettempdir()).glob("crowdqa-records-*.pickle")) & spill_files
+    assert not spills() & spill_files
     first = list(stream)
     QAPair.objects.filter(corpus=corpus).update(question="changed")
     with CaptureQueriesContext(connection) as queries:
