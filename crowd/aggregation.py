@@ -36,12 +36,15 @@ import pandas as pd
 from crowdkit.aggregation import MACE, DawidSkene, MajorityVote
 from crowdkit.metrics.data import alpha_krippendorff
 
-# The method names are offered here too, beside the methods they name.
-from crowd.aggregation_methods import DAWID_SKENE as DAWID_SKENE
-from crowd.aggregation_methods import DEFAULT_METHOD as DEFAULT_METHOD
-from crowd.aggregation_methods import MACE_METHOD as MACE_METHOD
-from crowd.aggregation_methods import MAJORITY as MAJORITY
-from crowd.aggregation_methods import METHODS as METHODS
+# The method names and labels are offered here too, beside the methods that use them.
+from crowd.aggregation_terms import ACCEPT as ACCEPT
+from crowd.aggregation_terms import DAWID_SKENE as DAWID_SKENE
+from crowd.aggregation_terms import DEFAULT_METHOD as DEFAULT_METHOD
+from crowd.aggregation_terms import MACE_METHOD as MACE_METHOD
+from crowd.aggregation_terms import MAJORITY as MAJORITY
+from crowd.aggregation_terms import METHODS as METHODS
+from crowd.aggregation_terms import REJECT as REJECT
+from crowd.aggregation_terms import validation_label as validation_label
 
 logger = logging.getLogger(__name__)
 
@@ -57,15 +60,6 @@ MACE_RESTARTS = 2
 33.7 s on the benchmark's 6,000 labels for 85.85% accuracy; 2 restarts of 25 took 4.9 s for 86.0%
 (benchmarks/RESULTS.md, "Aggregation")."""
 MACE_ITERATIONS = 25
-
-ACCEPT = "accept"
-REJECT = "reject"
-"""The two labels of a SciQ stage-2 validation: no flag raised (exam-worthy), or at least one flag."""
-
-
-def validation_label(flags: Sequence[str]) -> str:
-    """The label of one SciQ stage-2 validation: :data:`ACCEPT` when the validator raised no flag."""
-    return REJECT if flags else ACCEPT
 
 
 class AggregationError(ValueError):

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from crowd.aggregation import ACCEPT, REJECT, validation_label
+from crowd.aggregation_terms import ACCEPT, REJECT, validation_label
 from crowd.providers.traits import named, platform_traits
 
 GOLD = "gold"

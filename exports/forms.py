@@ -7,7 +7,7 @@ from typing import Any, Optional
 from django import forms
 
 from annotation.models import Batch, Corpus
-from crowd.aggregation_methods import DAWID_SKENE, MACE_METHOD, MAJORITY
+from crowd.aggregation_terms import DAWID_SKENE, MACE_METHOD, MAJORITY
 from exports.services.exporting import ExportRequest, ExportRequestError, validate_request
 from exports.verdicts import NO_AGGREGATION
 

@@ -254,7 +254,7 @@ def _check_source(request: ExportRequest) -> None:
 
 def _check_settings(request: ExportRequest) -> None:
     """Split ratios, formats, the aggregation method and the allowed problem codes are known."""
-    from crowd.aggregation_methods import METHODS
+    from crowd.aggregation_terms import METHODS
     from exports.factories import UnknownFormatError, parse_formats
     from exports.verdicts import NO_AGGREGATION
 
