@@ -19,6 +19,7 @@ from typing import Optional
 import pytest
 from django.conf import settings
 from django.db import connection
+from kombu import pools
 
 from config.celery import app as celery_app
 from config.shared_data import require_shared_data
@@ -143,8 +144,10 @@ def broker(redis_url: str) -> Iterator[str]:
     old = celery_app.conf.broker_url
 
     def reset() -> None:
-        if celery_app._pool is not None:
-            celery_app._pool.force_close_all()
+        # Celery's connection and producer pools come from kombu's registries, keyed by broker URL: closing
+        # the app's pool alone left a closed pool there for the next test on the same Redis
+        # ("Acquire on closed pool"). kombu.pools.reset() closes and forgets them all.
+        pools.reset()
         celery_app._pool = None
         celery_app.amqp._producer_pool = None
 
