@@ -58,6 +58,7 @@ from annotation.services.batches import BatchSpec  # noqa: E402
 from crowd import tasks  # noqa: E402
 from crowd.models import BatchPlatformState, Worker  # noqa: E402
 from crowd.providers import retries  # noqa: E402
+from crowd.providers.factory import config_from  # noqa: E402
 from crowd.services.launching import launch  # noqa: E402
 from crowd.services.lifecycle import LifecycleError  # noqa: E402
 from crowd.services.sync import TransientSyncError, sync_batch  # noqa: E402
@@ -349,7 +350,8 @@ def resume_mturk(count: int, seed: int) -> None:
             )
         faults.set("*", **SYNC_FAULTS)
         op = "ListAssignmentsForHIT"
-        faults.script(op, ["server_error"] * settings.MTURK_MAX_ATTEMPTS, after=count // 2)  # an outage
+        attempts = config_from(settings)["MTURK_MAX_ATTEMPTS"]
+        faults.script(op, ["server_error"] * attempts, after=count // 2)  # an outage
         start, before = time.perf_counter(), _list_calls(faults, op)
         try:
             sync_batch(batch)
@@ -390,7 +392,8 @@ def resume_prolific(count: int, seed: int) -> None:
         faults.set("*", **SYNC_FAULTS)
         op = "query_submissions"
         pages = -(-count // 100)
-        faults.script(op, ["server_error"] * (settings.PROLIFIC_RETRIES + 1), after=pages // 2)
+        attempts = config_from(settings)["PROLIFIC_RETRIES"] + 1
+        faults.script(op, ["server_error"] * attempts, after=pages // 2)
         start, before = time.perf_counter(), _list_calls(faults, op)
         try:
             sync_batch(batch)

@@ -314,32 +314,19 @@ CROWDQA_FOLLOWUP_TIME_LIMIT = float(os.environ.get("CROWDQA_FOLLOWUP_TIME_LIMIT"
 CROWDQA_PUBLIC_DASHBOARD = env_bool("CROWDQA_PUBLIC_DASHBOARD", False)
 
 # --- Crowd platforms ----------------------------------------------------------------------------
-MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)
-# Attempts per platform call under throttling and transient faults (botocore adaptive mode for MTurk;
-# Prolific: further attempts after a 429, honouring Retry-After, or after a 5xx on a repeatable call).
-MTURK_MAX_ATTEMPTS = int(os.environ.get("MTURK_MAX_ATTEMPTS", "10"))
-PROLIFIC_RETRIES = int(os.environ.get("PROLIFIC_RETRIES", "8"))
-# A bonus whose pay answer was lost is settled from the platform's record; Prolific pays asynchronously,
-# so "not listed" means "not paid" (and the bonus is sent again) only this many seconds after the request.
+# Each platform's own settings (API URLs and tokens, retries, its test stand-ins) are read from the
+# environment by its package, crowd/providers/<platform>/traits.py (``environment()``); a setting of the
+# same name set here, or by a settings module importing this one, takes precedence.
+# A bonus whose pay answer was lost is settled from the platform's record; a platform that pays
+# asynchronously lists it late, so "not listed" means "not paid" (and the bonus is sent again) only this
+# many seconds after the request.
 CROWDQA_PAYMENT_SETTLE_SECONDS = float(os.environ.get("CROWDQA_PAYMENT_SETTLE_SECONDS", "600"))
-# Sync reads only the end of a Prolific study's submission list (where work can still change); at least
-# this often it reads the whole list again.
+# Sync reads only the end of a study's submission list (where work can still change); at least this often
+# it reads the whole list again.
 CROWDQA_FULL_SYNC_HOURS = float(os.environ.get("CROWDQA_FULL_SYNC_HOURS", "24"))
-PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
-PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
-PROLIFIC_WEBHOOK_SECRET = os.environ.get("PROLIFIC_WEBHOOK_SECRET", "")
-# Seconds Prolific's answer about a session, checked at arrival, is reused (an outage is never cached).
-PROLIFIC_SESSION_CACHE_SECONDS = int(os.environ.get("PROLIFIC_SESSION_CACHE_SECONDS", "60"))
-PROLIFIC_WORKSPACE_ID = os.environ.get("PROLIFIC_WORKSPACE_ID", "")
-PROLIFIC_BLOCK_GROUP_ID = os.environ.get("PROLIFIC_BLOCK_GROUP_ID", "")
 # Salt for stable worker pseudonyms: released data carries these, never platform ids. At least 16
 # bytes (system check crowdqa.E002); outside the demo never the development key (crowdqa.E001).
 CROWDQA_PSEUDONYM_SALT = os.environ.get("CROWDQA_PSEUDONYM_SALT", "") or SECRET_KEY
-# Extra origins accepted as MTurk's turkSubmitTo (besides MTurk's worker sites and the host of
-# AWS_ENDPOINT_URL_MTURK): a local MTurk stand-in, comma-separated "scheme://host[:port]".
-MTURK_EXTRA_SUBMIT_ORIGINS = [
-    o.strip() for o in os.environ.get("CROWDQA_MTURK_TEST_SUBMIT_ORIGINS", "").split(",") if o.strip()
-]
 
 # --- Models -------------------------------------------------------------------------------------
 LLM_API_BASE = os.environ.get("LLM_API_BASE", "")

@@ -38,7 +38,6 @@ PLATFORM = re.compile(r"mturk|prolific|turk", re.IGNORECASE)
 NAMED: dict[str, str] = {
     "annotation/platforms.py": "the Platform enum itself: annotation's models need its choices, and a "
     "model module may not import crowd.providers (tests/test_layering.py, R1)",
-    "config/settings.py": "the MTURK_* / PROLIFIC_* settings read from the environment",
     "annotation/batch_options.py": "the stored launch-settings schema: the prolific_filters key (renaming a "
     "stored key needs a data migration) and help texts that say which platform reads a key",
 }

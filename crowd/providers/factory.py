@@ -62,11 +62,24 @@ def config_keys() -> tuple[str, ...]:
 
 
 def config_from(settings: Any) -> dict[str, Any]:
-    """Collect the provider settings from a mapping or an object with attributes (Django ``settings``)."""
+    """Collect the provider settings from a mapping, or from Django ``settings`` and the environment.
+
+    A mapping is taken as it is (the keys it lacks are unset). From an object with attributes (Django
+    ``settings``), an attribute of a setting's name wins; otherwise a platform's setting comes from its
+    traits' ``environment()``, which reads the environment variables its package documents.
+    """
     keys = config_keys()
     if isinstance(settings, Mapping):
         return {k: settings[k] for k in keys if k in settings}
-    return {k: getattr(settings, k) for k in keys if hasattr(settings, k)}
+    config = {k: getattr(settings, k) for k in SHARED_CONFIG_KEYS if hasattr(settings, k)}
+    for traits in platform_traits():
+        environment = traits.environment()
+        for key in traits.config_keys:
+            if hasattr(settings, key):
+                config[key] = getattr(settings, key)
+            elif key in environment:
+                config.setdefault(key, environment[key])
+    return config
 
 
 def get_provider(name: str, settings: Any) -> CrowdProvider:

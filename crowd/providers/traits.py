@@ -28,6 +28,14 @@ NO_CONFIG: Mapping[str, Any] = MappingProxyType({})
 """No provider settings: no stand-in origins (the platforms' own sites only)."""
 
 
+def env_flag(value: Optional[str], default: bool) -> bool:
+    """An environment variable's value as a boolean ("1", "true", "yes", "on" are true; unset or empty:
+    ``default``), as ``config.settings.env_bool`` reads the project's flags."""
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
 @dataclass(frozen=True)
 class WorkerIdPattern:
     """How a platform's raw worker ids look, so a release that holds one is refused (``exports.privacy``).
@@ -72,7 +80,9 @@ class PlatformTraits:
         bonus_record_readable: the platform keeps a record of bonuses crowdqa can read to settle a
             payment whose answer was lost (``CrowdProvider.bonuses_on_record``).
         fees: what the platform charges on rewards and bonuses (:class:`crowd.providers.costs.FeeSchedule`).
-        config_keys: the settings the platform's provider reads (``crowd.providers.factory.config_from``).
+        config_keys: the settings the platform's provider reads (``crowd.providers.factory.config_from``);
+            :meth:`environment` gives their values from the environment, and a Django setting of the same
+            name takes precedence.
         provider_path: ``module:Class`` of the platform's ``CrowdProvider``, imported when one is built.
         rejection_categories: the categories a rejection may name on the platform (empty: none; the
             reason alone is sent).
@@ -110,6 +120,15 @@ class PlatformTraits:
     attention_failures_to_reject: ClassVar[int] = 0
     do_not_call_in_templates: ClassVar[bool] = True
     """Templates read the traits class's attributes; Django must not instantiate it."""
+
+    @classmethod
+    def environment(cls) -> dict[str, Any]:
+        """The platform's settings (``config_keys``) as the environment sets them, with their defaults.
+
+        Each platform reads its own variables here, so ``config/settings.py`` names no platform and a new
+        platform's settings live in its package. A key left out is unset unless a Django setting sets it.
+        """
+        return {}
 
     @classmethod
     def stand_in_origins(cls, config: Mapping[str, Any]) -> tuple[str, ...]:

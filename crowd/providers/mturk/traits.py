@@ -26,7 +26,7 @@ from crowd.providers.arrival import (
     required_url_parameter,
 )
 from crowd.providers.costs import FeeSchedule
-from crowd.providers.traits import PlatformTraits, WorkerIdPattern
+from crowd.providers.traits import PlatformTraits, WorkerIdPattern, env_flag
 
 PREVIEW_ASSIGNMENT_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
 MTURK_WORKER_ORIGINS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
@@ -113,6 +113,20 @@ class MTurkTraits(PlatformTraits):
         ),
         gate=re.compile(r"[Aa][A-Za-z0-9]{12}"),
     )
+
+    @classmethod
+    def environment(cls) -> dict[str, Any]:
+        """``MTURK_SANDBOX`` (default true), ``MTURK_MAX_ATTEMPTS`` (attempts per call under throttling and
+        transient faults, botocore's adaptive mode; default 10) and ``MTURK_EXTRA_SUBMIT_ORIGINS`` from
+        ``CROWDQA_MTURK_TEST_SUBMIT_ORIGINS`` (comma-separated ``scheme://host[:port]`` of a local MTurk
+        stand-in, accepted as ``turkSubmitTo`` besides MTurk's worker sites). boto3 reads the AWS
+        credentials and ``AWS_ENDPOINT_URL_MTURK`` from the environment itself."""
+        origins = os.environ.get("CROWDQA_MTURK_TEST_SUBMIT_ORIGINS", "")
+        return {
+            "MTURK_SANDBOX": env_flag(os.environ.get("MTURK_SANDBOX"), default=True),
+            "MTURK_MAX_ATTEMPTS": int(os.environ.get("MTURK_MAX_ATTEMPTS", "10")),
+            "MTURK_EXTRA_SUBMIT_ORIGINS": [o.strip() for o in origins.split(",") if o.strip()],
+        }
 
     @classmethod
     def stand_in_origins(cls, config: Mapping[str, Any]) -> tuple[str, ...]:

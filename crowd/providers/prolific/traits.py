@@ -7,6 +7,7 @@ Prolific opens the study URL with ``PROLIFIC_PID``, ``STUDY_ID`` and ``SESSION_I
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from typing import Any, Optional
@@ -76,6 +77,22 @@ class ProlificTraits(PlatformTraits):
     worker_id = WorkerIdPattern(
         kind="prolific_id", pattern=re.compile(r"\b[0-9a-f]{24}\b"), gate=re.compile(r"[0-9a-f]{24}")
     )
+
+    @classmethod
+    def environment(cls) -> dict[str, Any]:
+        """The API (``PROLIFIC_API_URL``, ``PROLIFIC_API_TOKEN``), the workspace that pays and the block
+        list's participant group, ``PROLIFIC_RETRIES`` (further attempts after a 429, honouring
+        Retry-After, or a 5xx on a repeatable call; default 8), ``PROLIFIC_SESSION_CACHE_SECONDS`` (how long
+        an answer about a session, checked at arrival, is reused; default 60) and the webhook secret."""
+        return {
+            "PROLIFIC_API_URL": os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/"),
+            "PROLIFIC_API_TOKEN": os.environ.get("PROLIFIC_API_TOKEN", ""),
+            "PROLIFIC_WORKSPACE_ID": os.environ.get("PROLIFIC_WORKSPACE_ID", ""),
+            "PROLIFIC_BLOCK_GROUP_ID": os.environ.get("PROLIFIC_BLOCK_GROUP_ID", ""),
+            "PROLIFIC_RETRIES": int(os.environ.get("PROLIFIC_RETRIES", "8")),
+            "PROLIFIC_SESSION_CACHE_SECONDS": int(os.environ.get("PROLIFIC_SESSION_CACHE_SECONDS", "60")),
+            "PROLIFIC_WEBHOOK_SECRET": os.environ.get("PROLIFIC_WEBHOOK_SECRET", ""),
+        }
 
     @classmethod
     def read_arrival(cls, params: Mapping[str, str], config: Mapping[str, Any]) -> Optional[Arrival]:

@@ -10,6 +10,7 @@ from annotation.platforms import Platform
 from crowd.providers.arrival import ArrivalError, Finished
 from crowd.providers.base import CrowdProvider
 from crowd.providers.errors import ProviderConfigError
+from crowd.providers.factory import config_from
 from crowd.providers.fake.provider import FakeProvider
 from crowd.providers.mturk.provider import MTurkProvider
 from crowd.providers.mturk.traits import MTURK_FRAME_ORIGINS
@@ -141,3 +142,45 @@ def test_option_keys__only_the_batchs_own_platform_gets_its_launch_settings() ->
     }
     assert publish_request(made["prolific"], FakeProvider()).extra == {"prolific_filters": filters}
     assert publish_request(made["mturk"], FakeProvider()).extra == {}
+
+
+def test_config_from__a_platform_reads_its_settings_from_the_environment(monkeypatch, settings) -> None:
+    """config/settings.py names no platform: each package reads its variables, with their defaults."""
+    for variable in (
+        "MTURK_SANDBOX",
+        "PROLIFIC_RETRIES",
+        "PROLIFIC_API_TOKEN",
+        "CROWDQA_MTURK_TEST_SUBMIT_ORIGINS",
+    ):
+        monkeypatch.delenv(variable, raising=False)
+    config = config_from(settings)
+    assert config["MTURK_SANDBOX"] is True
+    assert (config["MTURK_MAX_ATTEMPTS"], config["PROLIFIC_RETRIES"]) == (10, 8)
+    assert config["PROLIFIC_API_URL"] == "https://api.prolific.com/api/v1/"
+    assert (config["PROLIFIC_API_TOKEN"], config["MTURK_EXTRA_SUBMIT_ORIGINS"]) == ("", [])
+    assert "AWS_ENDPOINT_URL_MTURK" not in config  # boto3 reads it from the environment itself
+
+    monkeypatch.setenv("MTURK_SANDBOX", "false")
+    monkeypatch.setenv("PROLIFIC_RETRIES", "3")
+    monkeypatch.setenv("PROLIFIC_API_TOKEN", "tok")
+    monkeypatch.setenv("CROWDQA_MTURK_TEST_SUBMIT_ORIGINS", " http://127.0.0.1:5 ,, http://localhost:6")
+    config = config_from(settings)
+    assert (config["MTURK_SANDBOX"], config["PROLIFIC_RETRIES"], config["PROLIFIC_API_TOKEN"]) == (
+        False,
+        3,
+        "tok",
+    )
+    assert config["MTURK_EXTRA_SUBMIT_ORIGINS"] == ["http://127.0.0.1:5", "http://localhost:6"]
+
+
+def test_config_from__a_django_setting_of_the_same_name_wins_over_the_environment(
+    monkeypatch, settings
+) -> None:
+    monkeypatch.setenv("PROLIFIC_RETRIES", "3")
+    monkeypatch.setenv("MTURK_SANDBOX", "true")
+    settings.PROLIFIC_RETRIES = 1
+    settings.MTURK_SANDBOX = False
+    config = config_from(settings)
+    assert (config["PROLIFIC_RETRIES"], config["MTURK_SANDBOX"]) == (1, False)
+    # A mapping is taken as it is: what it lacks stays unset.
+    assert config_from({"PROLIFIC_RETRIES": 2}) == {"PROLIFIC_RETRIES": 2}
