@@ -10,8 +10,11 @@ What counts as what:
 - no answer (connection refused, timeout), a 5xx, 408, 425 or 429: transient, retried with backoff
   (``WEBHOOK_RETRY_BASE_SECONDS * 4 ** (n - 1)``, at most ``WEBHOOK_RETRY_MAX_SECONDS``) until
   ``WEBHOOK_MAX_ATTEMPTS`` attempts;
+- a host name that does not resolve: transient as well;
 - any other answer (a 3xx is not followed, a 4xx says the receiver refused it) or a refused address:
   failed at once; a researcher can replay it after fixing the receiver.
+
+Each attempt connects only to the addresses its own check vetted (:mod:`webhooks.transport`).
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from webhooks.addresses import AddressRefused, check_url
+from webhooks.addresses import AddressRefused, Unresolvable, vet
 from webhooks.models import Attempt, Delivery
 from webhooks.signing import SIGNATURE_HEADER, sign
+from webhooks.transport import pinned_session
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +83,9 @@ def _post(delivery: Delivery) -> tuple[Optional[int], str, str, bool]:
     """POST the signed body once; returns (status code, error, answer excerpt, transient)."""
     endpoint, event = delivery.endpoint, delivery.event
     try:
-        check_url(endpoint.url, allow_private=settings.WEBHOOK_ALLOW_PRIVATE)
+        target = vet(endpoint.url, allow_private=settings.WEBHOOK_ALLOW_PRIVATE)
+    except Unresolvable as exc:
+        return None, str(exc), "", True
     except AddressRefused as exc:
         return None, str(exc), "", False
     body = event.body()
@@ -94,14 +100,17 @@ def _post(delivery: Delivery) -> tuple[Optional[int], str, str, bool]:
     }
     timeout = float(settings.WEBHOOK_TIMEOUT_SECONDS)
     try:
-        with requests.post(
-            endpoint.url,
-            data=body,
-            headers=headers,
-            timeout=(timeout, timeout),
-            allow_redirects=False,
-            stream=True,
-        ) as answer:
+        with (
+            pinned_session(target) as session,
+            session.post(
+                endpoint.url,
+                data=body,
+                headers=headers,
+                timeout=(timeout, timeout),
+                allow_redirects=False,
+                stream=True,
+            ) as answer,
+        ):
             excerpt = next(answer.iter_content(EXCERPT_CHARS), b"").decode("utf-8", "replace")
             code = answer.status_code
     except requests.Timeout as exc:

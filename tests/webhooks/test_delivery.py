@@ -4,11 +4,13 @@ refused for a private address, idempotent per event key, replayable; the job and
 from __future__ import annotations
 
 import json
+import socket
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
+from tests.unit.webhooks.test_transport import NAME, Server, rebinding, servers  # noqa: F401
 from tests.webhook_receiver import Receiver
 from webhooks import sending, tasks
 from webhooks.events import emit
@@ -154,6 +156,50 @@ def test_attempt__private_address_refused_without_the_setting(
     assert outcome.status == "failed" and hooks.received == []
     delivery.refresh_from_db()
     assert "WEBHOOK_ALLOW_PRIVATE" in delivery.last_error
+
+
+def test_attempt__a_rebinding_name_is_sent_only_to_the_checked_address(
+    settings,
+    queued: list[int],
+    rebinding: list[str],  # noqa: F811 - the fixture imported above
+    servers: tuple[Server, Server],  # noqa: F811
+    django_capture_on_commit_callbacks,  # type: ignore[no-untyped-def]
+) -> None:
+    """The name answers a public address to the check and a private one afterwards: the attempt goes to
+    the checked address; the next attempt's check sees the private answer and refuses it."""
+    public, internal = servers
+    settings.WEBHOOK_ALLOW_PRIVATE = False
+    Endpoint.objects.create(url=f"http://{NAME}:{public.port}/hooks", events=["batch.completed"])
+    with django_capture_on_commit_callbacks(execute=True):
+        event = emit("batch.completed", "batch.completed:7", {"batch": {"id": 7}})
+    delivery = Delivery.objects.get(event=event)
+    assert sending.attempt_delivery(delivery.pk).status == "succeeded"
+    assert public.hosts == [f"{NAME}:{public.port}"] and internal.hosts == []
+    assert rebinding == [NAME]
+    delivery.refresh_from_db()
+    delivery.replay()
+    assert sending.attempt_delivery(delivery.pk).status == "failed"
+    delivery.refresh_from_db()
+    assert "private" in delivery.last_error and internal.hosts == []
+
+
+def test_attempt__a_name_that_does_not_resolve_is_retried(
+    settings,
+    monkeypatch: pytest.MonkeyPatch,
+    queued: list[int],
+    django_capture_on_commit_callbacks,  # type: ignore[no-untyped-def]
+) -> None:
+    def fail(*args: object, **kwargs: object) -> None:
+        raise socket.gaierror("Temporary failure in name resolution")
+
+    settings.WEBHOOK_ALLOW_PRIVATE = False
+    settings.WEBHOOK_RETRY_BASE_SECONDS = 10
+    Endpoint.objects.create(url="https://hooks.example.test/h", events=["batch.completed"])
+    with django_capture_on_commit_callbacks(execute=True):
+        event = emit("batch.completed", "batch.completed:7", {"batch": {"id": 7}})
+    monkeypatch.setattr(socket, "getaddrinfo", fail)
+    outcome = sending.attempt_delivery(Delivery.objects.get(event=event).pk)
+    assert outcome.status == "pending" and outcome.retry_in == 10
 
 
 def test_attempt__a_held_delivery_is_not_sent_twice(
