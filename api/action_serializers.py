@@ -100,7 +100,9 @@ class BenchmarkStartSerializer(serializers.Serializer):
 
 
 class EndpointSerializer(serializers.ModelSerializer):
-    """A webhook endpoint; ``secret`` is shown to accounts that may manage endpoints."""
+    """A webhook endpoint; ``secret`` is shown to accounts that may manage endpoints.
+    ``previous_secret_expires``: until when the secret before the last rotation still signs (a second
+    ``v1``), or null."""
 
     events = serializers.ListField(
         child=serializers.ChoiceField(choices=[value for value, _ in SUBSCRIBABLE]),
@@ -111,8 +113,17 @@ class EndpointSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Endpoint
-        fields = ["id", "url", "description", "events", "active", "secret", "created"]
-        read_only_fields = ["id", "secret", "created"]
+        fields = [
+            "id",
+            "url",
+            "description",
+            "events",
+            "active",
+            "secret",
+            "previous_secret_expires",
+            "created",
+        ]
+        read_only_fields = ["id", "secret", "previous_secret_expires", "created"]
 
     def validate_url(self, url: str) -> str:
         """The console form's rule: no private addresses (unless allowed), http(s), no credentials."""
@@ -126,6 +137,12 @@ class EndpointSerializer(serializers.ModelSerializer):
 
     def get_secret(self, endpoint: Endpoint) -> str:
         return endpoint.secret if self.context.get("show_secret") else ""
+
+
+class RotateSerializer(serializers.Serializer):
+    """How long the old secret keeps signing after a rotation (at most 7 days, as Stripe allows)."""
+
+    overlap_seconds = serializers.IntegerField(min_value=0, max_value=7 * 24 * 3600, required=False)
 
 
 class AttemptSerializer(serializers.ModelSerializer):

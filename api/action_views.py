@@ -112,6 +112,7 @@ class EndpointViewSet(viewsets.ModelViewSet):
         "partial_update": "manage",
         "destroy": "manage",
         "ping": "manage",
+        "rotate": "manage",
     }
 
     def get_serializer_context(self) -> dict[str, Any]:
@@ -145,6 +146,17 @@ class EndpointViewSet(viewsets.ModelViewSet):
         """Queue a ``ping`` event to this endpoint."""
         delivery = send_ping(self.get_object())
         return Response(s.DeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=s.RotateSerializer, responses={200: s.EndpointSerializer})
+    @action(detail=True, methods=["post"])
+    def rotate(self, request: Request, pk: str) -> Response:
+        """Give the endpoint a new secret; the old one keeps signing (a second ``v1``) for
+        ``overlap_seconds`` (default ``WEBHOOK_SECRET_OVERLAP_SECONDS``; 0 ends it at once)."""
+        endpoint = self.get_object()
+        body = s.RotateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        endpoint.rotate_secret(overlap_seconds=body.validated_data.get("overlap_seconds"))
+        return Response(self.get_serializer(endpoint).data)
 
 
 class DeliveryViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):

@@ -305,6 +305,8 @@ WEBHOOK_RETRY_BASE_SECONDS = float(os.environ.get("WEBHOOK_RETRY_BASE_SECONDS", 
 WEBHOOK_RETRY_MAX_SECONDS = float(os.environ.get("WEBHOOK_RETRY_MAX_SECONDS", "43200"))
 # A pending delivery this late past its next attempt (its job lost) is queued again by the sweep.
 WEBHOOK_SWEEP_GRACE_SECONDS = float(os.environ.get("WEBHOOK_SWEEP_GRACE_SECONDS", "60"))
+# After "Rotate the secret", the old secret still signs deliveries (a second v1) this long (0: no).
+WEBHOOK_SECRET_OVERLAP_SECONDS = float(os.environ.get("WEBHOOK_SECRET_OVERLAP_SECONDS", "86400"))
 
 # Seconds a follow-up of a submission (QC, screening grade, stage-2 HIT) may stay queued or running
 # before the periodic sweep counts it as lost with a killed worker and queues it again.

@@ -14,6 +14,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from annotation.permissions import can, researcher_action
@@ -89,9 +90,7 @@ def endpoint_action(request: HttpRequest, pk: int) -> HttpResponse:
         messages.success(request, "A ping event was queued; its delivery shows in the log below.")
     elif action == "rotate":
         endpoint.rotate_secret()
-        messages.success(
-            request, "The secret was replaced: deliveries from now on are signed with the new one."
-        )
+        messages.success(request, rotation_message(endpoint))
     elif action == "delete":
         endpoint.delete()
         messages.success(request, f"Endpoint {endpoint.url} and its delivery log were deleted.")
@@ -99,6 +98,18 @@ def endpoint_action(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         messages.error(request, "Unknown action.")
     return redirect("annotation:webhook", pk=pk)
+
+
+def rotation_message(endpoint: Endpoint) -> str:
+    """What a rotation did, for the console and the API."""
+    if endpoint.previous_secret_expires is None:
+        return "The secret was replaced: deliveries from now on are signed with the new one only."
+    until = timezone.localtime(endpoint.previous_secret_expires).strftime("%Y-%m-%d %H:%M %Z")
+    return (
+        "The secret was replaced. Until "
+        f"{until} each delivery is signed with both the new and the old secret (two v1 signatures), "
+        "so update your receiver before then."
+    )
 
 
 @require_POST

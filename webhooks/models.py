@@ -39,6 +39,10 @@ class Endpoint(models.Model):
     description = models.CharField(max_length=200, blank=True)
     events = models.JSONField(default=list, help_text="Event types this endpoint receives.")
     secret = models.CharField(max_length=100, default=new_secret)
+    previous_secret = models.CharField(
+        max_length=100, blank=True, help_text="The secret before the last rotation (signs until it expires)."
+    )
+    previous_secret_expires = models.DateTimeField(null=True, blank=True)
     active = models.BooleanField(default=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -55,12 +59,34 @@ class Endpoint(models.Model):
         """Whether this endpoint receives ``event_type`` (``ping`` goes only where it is sent)."""
         return self.active and event_type in (self.events or [])
 
-    def rotate_secret(self) -> None:
-        """Give the endpoint a new secret; deliveries signed from now on use it."""
+    def rotate_secret(self, overlap_seconds: float | None = None) -> None:
+        """Give the endpoint a new secret, keeping the old one signing too for an overlap window.
+
+        During the window (``WEBHOOK_SECRET_OVERLAP_SECONDS`` unless given; 0 ends the old secret at
+        once) every delivery carries two ``v1`` signatures, one per secret, as Stripe does when a secret
+        is rolled: a receiver still holding the old secret keeps accepting deliveries while it is updated.
+        Rotating again inside the window ends the first old secret: only the last one overlaps.
+        """
+        default = settings.WEBHOOK_SECRET_OVERLAP_SECONDS
+        overlap = float(default if overlap_seconds is None else overlap_seconds)
+        if overlap > 0:
+            self.previous_secret = self.secret
+            self.previous_secret_expires = timezone.now() + timedelta(seconds=overlap)
+        else:
+            self.previous_secret, self.previous_secret_expires = "", None
         self.secret = new_secret()
-        self.save(update_fields=["secret"])
+        self.save(update_fields=["secret", "previous_secret", "previous_secret_expires"])
 
     rotate_secret.alters_data = True  # type: ignore[attr-defined]
+
+    def overlapping_secret(self) -> str:
+        """The previous secret while its overlap window lasts, else ``""``."""
+        expires = self.previous_secret_expires
+        return self.previous_secret if expires is not None and expires > timezone.now() else ""
+
+    def signing_secrets(self) -> list[str]:
+        """The secrets a delivery sent now is signed with: the current one, then the overlapping one."""
+        return [self.secret, *filter(None, [self.overlapping_secret()])]
 
 
 class Event(models.Model):

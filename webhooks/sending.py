@@ -96,7 +96,7 @@ def _post(delivery: Delivery) -> tuple[Optional[int], str, str, bool]:
         "Crowdqa-Event-Type": event.type,
         "Crowdqa-Delivery": str(delivery.pk),
         "Crowdqa-Attempt": str(delivery.attempts),
-        SIGNATURE_HEADER: sign(endpoint.secret, body),
+        SIGNATURE_HEADER: sign(endpoint.signing_secrets(), body),
     }
     timeout = float(settings.WEBHOOK_TIMEOUT_SECONDS)
     try:

@@ -1,7 +1,8 @@
 """Signatures of webhook deliveries: HMAC-SHA256 over ``"{timestamp}.{body}"`` with the endpoint's secret.
 
 The header reads ``Crowdqa-Signature: t=1767225600,v1=5257a8...`` (Stripe's layout): ``t`` is the Unix
-time of the attempt and ``v1`` the hex digest. Signing the timestamp with the body lets a receiver refuse
+time of the attempt and ``v1`` the hex digest; after a secret is rotated, a second ``v1`` made with the
+old secret follows for the overlap window. Signing the timestamp with the body lets a receiver refuse
 a captured request replayed later (:data:`DEFAULT_TOLERANCE_SECONDS`), and the constant-time comparison
 leaks nothing about the expected digest. Pure: no Django, so receivers may copy :func:`verify`.
 """
@@ -12,6 +13,7 @@ import hashlib
 import hmac
 import secrets
 import time
+from collections.abc import Sequence
 from typing import Optional
 
 SIGNATURE_HEADER = "Crowdqa-Signature"
@@ -35,10 +37,17 @@ def digest(secret: str, timestamp: int, body: bytes) -> str:
     return hmac.new(secret.encode("utf-8"), message, hashlib.sha256).hexdigest()
 
 
-def sign(secret: str, body: bytes, timestamp: Optional[int] = None) -> str:
-    """The ``Crowdqa-Signature`` header value for ``body`` sent now (or at ``timestamp``)."""
+def sign(secret: str | Sequence[str], body: bytes, timestamp: Optional[int] = None) -> str:
+    """The ``Crowdqa-Signature`` header value for ``body`` sent now (or at ``timestamp``).
+
+    ``secret`` may be several secrets (the current one first, then one in its rotation overlap): the
+    header then carries one ``v1`` per secret, and a receiver holding either accepts the delivery.
+    """
     when = int(time.time()) if timestamp is None else int(timestamp)
-    return f"t={when},{SCHEME}={digest(secret, when, body)}"
+    keys = [secret] if isinstance(secret, str) else list(secret)
+    if not keys:
+        raise ValueError("sign needs at least one secret")
+    return ",".join([f"t={when}", *(f"{SCHEME}={digest(key, when, body)}" for key in keys)])
 
 
 def verify(

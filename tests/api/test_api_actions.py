@@ -104,6 +104,18 @@ def test_webhooks__register_list_replay_ping(researcher: Client, viewer: Client,
         researcher.put(f"/api/v1/webhooks/{endpoint.pk}/", "{}", content_type="application/json").status_code
         == 405
     )
+    old = endpoint.secret
+    assert post(viewer, f"/api/v1/webhooks/{endpoint.pk}/rotate/").status_code == 403
+    assert (
+        post(researcher, f"/api/v1/webhooks/{endpoint.pk}/rotate/", {"overlap_seconds": -1}).status_code
+        == 400
+    )
+    assert Endpoint.objects.get().secret == old
+    rotated = post(researcher, f"/api/v1/webhooks/{endpoint.pk}/rotate/", {"overlap_seconds": 600})
+    endpoint.refresh_from_db()
+    assert rotated.status_code == 200 and rotated.json()["secret"] == endpoint.secret != old
+    assert rotated.json()["previous_secret_expires"] and endpoint.signing_secrets() == [endpoint.secret, old]
+    assert "previous_secret" not in rotated.json()  # the old secret is not sent again
     ping = post(researcher, f"/api/v1/webhooks/{endpoint.pk}/ping/")
     assert ping.status_code == 202 and ping.json()["event_type"] == "ping"
     delivery = Delivery.objects.get()

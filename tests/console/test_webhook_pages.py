@@ -90,8 +90,10 @@ def test_viewer__reads_but_cannot_change_or_see_the_secret(viewer: Client, queue
     event = Event.objects.create(key="release.built:1", type="release.built", data={})
     delivery = Delivery.objects.create(endpoint=endpoint, event=event, status=Delivery.Status.FAILED)
     assert viewer.get(reverse("annotation:webhooks")).status_code == 200
+    endpoint.rotate_secret()
     page = viewer.get(reverse("annotation:webhook", args=[endpoint.pk]))
     assert page.status_code == 200 and endpoint.secret not in page.content.decode()
+    assert endpoint.previous_secret not in page.content.decode()
     refused = [
         viewer.post(
             reverse("annotation:webhooks"), {"url": "https://x.example.org/", "events": ["release.built"]}
@@ -129,9 +131,14 @@ def test_replay_ping_rotate_delete(researcher: Client, queued: list[int]) -> Non
     researcher.post(reverse("annotation:webhook-action", args=[endpoint.pk]), {"action": "ping"})
     assert Delivery.objects.filter(endpoint=endpoint, event__type="ping").count() == 1
     old = endpoint.secret
-    researcher.post(reverse("annotation:webhook-action", args=[endpoint.pk]), {"action": "rotate"})
+    rotated = researcher.post(
+        reverse("annotation:webhook-action", args=[endpoint.pk]), {"action": "rotate"}, follow=True
+    )
     endpoint.refresh_from_db()
-    assert endpoint.secret != old
+    page = rotated.content.decode()
+    assert endpoint.secret != old and endpoint.previous_secret == old
+    assert "signed with both the new and the old secret" in page
+    assert 'id="webhook-previous-secret"' in page and old in page and endpoint.secret in page
     researcher.post(reverse("annotation:webhook-action", args=[endpoint.pk]), {"action": "bogus"})
     researcher.post(reverse("annotation:webhook-action", args=[endpoint.pk]), {"action": "delete"})
     assert not Endpoint.objects.exists() and not Delivery.objects.exists()

@@ -15,6 +15,7 @@ from tests.webhook_receiver import Receiver
 from webhooks import sending, tasks
 from webhooks.events import emit
 from webhooks.models import Attempt, Delivery, Endpoint, Event
+from webhooks.signing import verify
 
 pytestmark = pytest.mark.django_db
 
@@ -237,3 +238,47 @@ def test_deliver_task__runs_inline_without_retrying_in_eager_mode(
     delivery = _emit_one(hooks, queued, django_capture_on_commit_callbacks)
     result = tasks.deliver.apply(args=(delivery.pk,)).get()
     assert result == {"delivery": delivery.pk, "sent": True, "status": "pending"}
+
+
+def test_rotation__both_secrets_sign_during_the_overlap_then_only_the_new_one(
+    hooks: Receiver,
+    settings,
+    queued: list[int],
+    django_capture_on_commit_callbacks,  # type: ignore[no-untyped-def]
+) -> None:
+    settings.WEBHOOK_SECRET_OVERLAP_SECONDS = 3600
+    endpoint = _endpoint(hooks)
+    old = endpoint.secret
+    endpoint.rotate_secret()
+    endpoint.refresh_from_db()
+    new = endpoint.secret
+    assert new != old and endpoint.previous_secret == old and endpoint.signing_secrets() == [new, old]
+    delivery = _emit_one(hooks, queued, django_capture_on_commit_callbacks)
+    hooks.secret = old  # a receiver not yet updated
+    assert sending.attempt_delivery(delivery.pk).status == "succeeded"
+    header = hooks.received[-1].headers["Crowdqa-Signature"]
+    assert hooks.received[-1].signature_ok and header.count("v1=") == 2
+    for secret in (new, old):
+        verify(secret, header, hooks.received[-1].body)
+    # the window ends: the old secret no longer signs
+    Endpoint.objects.filter(pk=endpoint.pk).update(
+        previous_secret_expires=timezone.now() - timedelta(seconds=1)
+    )
+    delivery.replay()
+    assert sending.attempt_delivery(delivery.pk).status == "succeeded"
+    last = hooks.received[-1]
+    assert not last.signature_ok and last.headers["Crowdqa-Signature"].count("v1=") == 1
+    verify(new, last.headers["Crowdqa-Signature"], last.body)
+
+
+def test_rotation__a_second_rotation_or_no_overlap_ends_the_older_secret(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.WEBHOOK_SECRET_OVERLAP_SECONDS = 3600
+    endpoint = Endpoint.objects.create(url="https://hooks.example.org/", events=["ping"])
+    first = endpoint.secret
+    endpoint.rotate_secret()
+    second = endpoint.secret
+    endpoint.rotate_secret()
+    assert endpoint.signing_secrets() == [endpoint.secret, second] and first not in endpoint.signing_secrets()
+    endpoint.rotate_secret(overlap_seconds=0)
+    endpoint.refresh_from_db()
+    assert endpoint.signing_secrets() == [endpoint.secret] and endpoint.previous_secret_expires is None

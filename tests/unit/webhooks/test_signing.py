@@ -51,3 +51,17 @@ def test_verify__accepts_any_of_several_v1_values() -> None:
 def test_new_secret__is_random_and_prefixed() -> None:
     first, second = new_secret(), new_secret()
     assert first.startswith("whsec_") and first != second and len(first) > 40
+
+
+def test_sign__several_secrets_give_one_v1_each_and_either_verifies() -> None:
+    header = sign(["whsec_new", "whsec_old"], BODY, timestamp=1700000000)
+    fields = header.split(",")
+    assert fields[0] == "t=1700000000" and len(fields) == 3
+    assert fields[1] == sign("whsec_new", BODY, timestamp=1700000000).split(",")[1]
+    assert fields[2] == sign("whsec_old", BODY, timestamp=1700000000).split(",")[1]
+    for secret in ("whsec_new", "whsec_old"):
+        assert verify(secret, header, BODY, now=1700000000) == 1700000000
+    with pytest.raises(SignatureError):
+        verify("whsec_third", header, BODY, now=1700000000)
+    with pytest.raises(ValueError):
+        sign([], BODY)
