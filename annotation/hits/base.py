@@ -197,3 +197,13 @@ class HitHandler(abc.ABC):
         Raises:
             HitConflict: to roll the submission back and show the worker why.
         """
+
+    def confirmed(self, assignment: Assignment) -> None:
+        """Apply what a submission does only once its platform vouches for it (default: nothing).
+
+        Called once, when an MTurk session becomes vouched (sync or the review's check), inside the
+        caller's transaction; a session vouched at arrival has its effects applied by :meth:`store`.
+        Why: MTurk cannot confirm a session before it is submitted, so work under a made-up id must not
+        use up what genuine workers need (a SciQ passage, its rejection count) until MTurk vouches for it.
+        """
+        return None

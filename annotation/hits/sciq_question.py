@@ -21,7 +21,7 @@ from annotation import question_types as qt
 from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitConflict, HitHandler
 from annotation.models import HIT, Assignment, Batch, Passage, QAPair
 from annotation.prepared_reads import PreparedRead
-from annotation.qc.common import ERROR, severities_of
+from annotation.qc.common import ERROR, REVIEW, severities_of
 from annotation.qc.sciq import SciQItem, SciQOptions, check_item
 from annotation.tutorial import PASSAGE_QUESTIONS
 
@@ -65,6 +65,47 @@ class QuestionAnswers:
 
 _OFFERED = PreparedRead(lambda hit_id: Passage.objects.filter(hits=hit_id).order_by("pk"))
 """A HIT's three passages, in id order: read by every page and every submission, so compiled once."""
+
+
+def _taken_for_good(passage: Passage) -> bool:
+    """True when work its platform vouches for holds ``passage`` (the rule in docs/admission.md).
+
+    A pair written in a session its platform does not vouch for (stored before that rule) does not
+    count; a pair of no session (imported, gold) does.
+    """
+    holder = passage.used_by_id
+    return holder is not None and not _unconfirmed(holder)
+
+
+def _unconfirmed(pair_id: int) -> bool:
+    """True for a pair written in a session its platform does not vouch for (yet)."""
+    return QAPair.objects.filter(pk=pair_id, assignment__vouched=False).exists()
+
+
+def take_passage(pair: QAPair) -> bool:
+    """Mark ``pair``'s passage used by it, unless work its platform vouches for already holds it.
+
+    One conditional UPDATE in the common case: its row lock orders two takers of the same passage, and
+    the second finds it used. A holder that is not vouched for is replaced by a compare-and-swap on
+    that holder, so a concurrent taker is never overwritten.
+
+    Returns:
+        False when another pair holds the passage for good (vouched work, or a pair of no session).
+    """
+    passages = Passage.objects.filter(pk=pair.passage_id)
+    for _ in range(3):  # each round loses only to a concurrent taker
+        if passages.filter(used_by__isnull=True).update(used_by=pair):
+            return True
+        holder = passages.values_list("used_by", flat=True).first()
+        if holder == pair.pk:
+            return True
+        if holder is None:
+            continue
+        if not _unconfirmed(holder):
+            return False
+        if passages.filter(used_by=holder).update(used_by=pair):
+            return True
+    return False
 
 
 def _message(code: str, text: str) -> str:
@@ -132,7 +173,7 @@ class SciQQuestionHandler(HitHandler):
             result.error(
                 "passage", f"Passage {choice!r} is not one of this HIT's passages; choose one of the three."
             )
-        elif passage.used_by_id is not None:
+        elif _taken_for_good(passage):
             result.error(
                 "passage", "Another worker has just written a question about this passage; choose another."
             )
@@ -172,14 +213,20 @@ class SciQQuestionHandler(HitHandler):
         return result
 
     def store(self, assignment: Assignment, check: FormCheck) -> None:
-        """Create the pending QA pair and mark its passage used (never offered again).
+        """Create the pending QA pair and, for a session vouched for, mark its passage used.
 
         A rejection of all three stores nothing but the answers, plus the rejected passage ids under
-        ``rejected_passages``, and counts the rejection on each passage: the passages go back to the pool
-        once this HIT is completed, until a second worker rejects them too (``MAX_CROWD_REJECTIONS``).
+        ``rejected_passages``, and (vouched sessions) counts the rejection on each passage: the passages
+        go back to the pool once this HIT is completed, until a second worker rejects them too
+        (``MAX_CROWD_REJECTIONS``).
+
+        A session its platform does not vouch for yet (MTurk's, until it is confirmed as submitted) takes
+        nothing: its pair names its passage, and :meth:`confirmed` takes the passage (or counts the
+        rejection) once the platform vouches for it. So work under a made-up id never uses up a HIT's
+        passages, nor retires them (docs/admission.md).
 
         Raises:
-            PassageTaken: when the passage was used in the meantime (the transaction rolls back).
+            PassageTaken: when vouched work took the passage in the meantime (the transaction rolls back).
         """
         cleaned: QuestionAnswers = check.cleaned
         if cleaned.passage_id is None:
@@ -188,9 +235,8 @@ class SciQQuestionHandler(HitHandler):
                 "rejected_passages": list(cleaned.rejected_passage_ids),
             }
             assignment.save(update_fields=["answers"])
-            Passage.objects.filter(pk__in=cleaned.rejected_passage_ids).update(
-                crowd_rejections=F("crowd_rejections") + 1
-            )
+            if assignment.vouched:
+                _count_rejection(cleaned.rejected_passage_ids)
             logger.info(
                 "Assignment(%s) rejected Passages %s", assignment.pk, list(cleaned.rejected_passage_ids)
             )
@@ -209,10 +255,7 @@ class SciQQuestionHandler(HitHandler):
             qc_flags=list(cleaned.qc_flags),
             qc_severity=dict(cleaned.qc_severity),
         )
-        # Taking the passage is one conditional UPDATE: the row lock it takes orders two submissions
-        # about the same passage, and the second one finds it used and rolls back with its pair.
-        taken = Passage.objects.filter(pk=cleaned.passage_id, used_by__isnull=True).update(used_by=pair)
-        if not taken:
+        if assignment.vouched and not take_passage(pair):
             logger.warning(
                 "Assignment(%s) chose Passage(%s), already used by another pair",
                 assignment.pk,
@@ -223,5 +266,33 @@ class SciQQuestionHandler(HitHandler):
                 "Please choose another passage (or none), then submit again."
             )
         logger.info(
-            "Assignment(%s) wrote QAPair(%s) about Passage(%s)", assignment.pk, pair.pk, cleaned.passage_id
+            "Assignment(%s) wrote QAPair(%s) about Passage(%s)%s",
+            assignment.pk,
+            pair.pk,
+            cleaned.passage_id,
+            "" if assignment.vouched else ", held until its platform vouches for it",
         )
+
+    def confirmed(self, assignment: Assignment) -> None:
+        """Take the passage of a session its platform now vouches for, or count its rejection.
+
+        When vouched work of another session took the passage first (two genuine workers chose it before
+        either was confirmed), the pair is kept and flagged ``passage_reused`` for the researcher.
+        """
+        answers = assignment.answers if isinstance(assignment.answers, dict) else {}
+        rejected = answers.get("rejected_passages")
+        if rejected and assignment.status != Assignment.Status.ACCEPTED:
+            _count_rejection([int(pk) for pk in rejected if str(pk).isdecimal()])
+        for pair in QAPair.objects.filter(assignment=assignment, passage__isnull=False):
+            if take_passage(pair):
+                continue
+            logger.warning("QAPair(%s): vouched work already holds Passage(%s)", pair.pk, pair.passage_id)
+            if "passage_reused" not in pair.qc_flags:
+                pair.qc_flags = [*pair.qc_flags, "passage_reused"]
+                pair.qc_severity = {**pair.qc_severity, "passage_reused": REVIEW}
+                pair.save(update_fields=["qc_flags", "qc_severity"])
+
+
+def _count_rejection(passage_ids: Any) -> None:
+    """Count one stage-1 worker's rejection on each passage (two retire it: ``MAX_CROWD_REJECTIONS``)."""
+    Passage.objects.filter(pk__in=list(passage_ids)).update(crowd_rejections=F("crowd_rejections") + 1)

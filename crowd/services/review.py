@@ -177,17 +177,15 @@ def _vouched(assignment: Assignment, provider: CrowdProvider, published: Publish
             problem = f"{provider.name} says assignment {ref} belongs to another HIT"
     if not problem:
         if not assignment.vouched:  # now it counts for the HIT's slots and completion, the worker's caps
+            from crowd.services.vouching import mark_vouched  # vouching reads this module's PLATFORM_CHECK
+
             try:
-                with transaction.atomic():
-                    Assignment.objects.filter(pk=assignment.pk).update(vouched=True)
+                mark_vouched(assignment)
             except IntegrityError as exc:
                 raise ReviewError(
                     f"{owner}: {provider.name} vouches for a second assignment of this worker on this HIT"
                 ) from exc
             assignment.vouched = True
-            from crowd.services.gold import recount_confirmed  # gold acts through this module
-
-            recount_confirmed(assignment.pk)
         return
     Assignment.objects.filter(pk=assignment.pk).update(
         vouched=False, platform_meta={**assignment.platform_meta, PLATFORM_CHECK: problem}

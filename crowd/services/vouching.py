@@ -15,6 +15,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from annotation.hits import handler_for
 from annotation.models import Assignment
 from crowd.providers.base import PlatformSubmission
 from crowd.providers.traits import traits_for
@@ -57,8 +58,7 @@ def confirm_listed(assignment: Assignment, sub: PlatformSubmission, counts: dict
     if assignment.vouched:
         return True
     try:
-        with transaction.atomic():
-            Assignment.objects.filter(pk=assignment.pk).update(vouched=True)
+        flipped = mark_vouched(assignment)
     except IntegrityError:
         counts["conflicts"] += 1
         logger.warning(
@@ -66,6 +66,28 @@ def confirm_listed(assignment: Assignment, sub: PlatformSubmission, counts: dict
         )
         return False
     assignment.vouched = True
-    counts["confirmed"] += 1
+    counts["confirmed"] += flipped
+    return True
+
+
+def mark_vouched(assignment: Assignment) -> bool:
+    """Mark ``assignment`` vouched for and apply what only vouched work does, in one transaction.
+
+    What waited for the platform's word happens now, once (a conditional update, so two syncs that
+    confirm the same session at once apply it once): its gold and attention answers count for its
+    worker's standing, and its HIT handler applies the rest (:meth:`HitHandler.confirmed`: a SciQ
+    question takes its passage).
+
+    Returns:
+        True when this call made it vouched (False: it already was).
+
+    Raises:
+        IntegrityError: the platform already vouches for another session of this worker on this HIT.
+    """
+    with transaction.atomic():
+        if not Assignment.objects.filter(pk=assignment.pk, vouched=False).update(vouched=True):
+            return False
+        fresh = Assignment.objects.select_related("hit__batch").get(pk=assignment.pk)
+        handler_for(fresh.hit.batch.kind).confirmed(fresh)
     recount_confirmed(assignment.pk)  # its gold and attention answers count from now on
     return True
