@@ -10,11 +10,14 @@ screening quiz. This script measures what it costs, on PostgreSQL, with real Sci
    client), keeping the queued follow-ups aside.
 3. In process: runs the job's body for ``--submissions`` of them, one after the other, and prints the
    CPU of this process and of its PostgreSQL backend per submission, with the SQL statements.
-4. Through Celery, as deployed: starts a throw-away Redis and ``celery -A config worker`` (prefork, the
-   default pool, ``--concurrency`` processes), queues the follow-ups of another ``--submissions``
-   submissions the way the submit view does, waits until every one has run (each HIT completed, the
-   queue empty), and prints the CPU of the whole worker (main process and pool) and of the PostgreSQL
-   server per submission, the wall time and the worker's resident memory.
+   Then the same for another ``--submissions``, ``--per-run`` at a time, as the batched job does.
+4. Through Celery, as deployed (a throw-away Redis as broker and shared cache, ``celery -A config
+   worker``, prefork, ``--concurrency`` processes), twice: one job per submission, then batched (the
+   batch's job, :func:`crowd.services.followups.queue_after_submission` with the batch). Each time it
+   queues the follow-ups of another ``--submissions`` submissions ``--rate`` per second, the way the
+   submit view does after each commit, waits until every one has run (each HIT completed, the queue
+   empty), and prints the CPU of the whole worker (main process and pool) and of the PostgreSQL server
+   per submission, the messages, the wall time and the worker's resident memory.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5447/x .venv/bin/python benchmarks/after_submission_cost.py \\
         --submissions 400
@@ -85,7 +88,7 @@ def submit_all(count: int, data: Path) -> list[int]:
     )
     queued: list[int] = []
     client = Client()
-    with mock.patch("crowd.services.followups.queue_after_submission", queued.append):
+    with mock.patch("crowd.services.followups.queue_after_submission", lambda pk, **kw: queued.append(pk)):
         for hit, assignment in zip(hits, assignments, strict=True):
             passage = min(hit.passages.all(), key=lambda p: p.pk)
             question, answer = by_text[passage.text]
@@ -134,21 +137,42 @@ def in_process(ids: list[int]) -> None:
     )
 
 
-def through_celery(ids: list[int], concurrency: int, env: dict[str, str], work: Path) -> None:
-    """Queue the follow-ups of ``ids`` into a real worker and measure it until every one has run."""
+def in_process_batched(ids: list[int], size: int) -> None:
+    """Follow up ``ids`` ``size`` at a time, as one run of the batched job does; print CPU per submission."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from crowd.services.after_submission import follow_up
+
+    follow_up(ids[:size])
+    ids = ids[size:]
+    db0 = backend_cpu()
+    with CaptureQueriesContext(connection) as ctx:
+        c0 = time.process_time()
+        for i in range(0, len(ids), size):
+            follow_up(ids[i : i + size])
+        cpu = (time.process_time() - c0) * 1000 / len(ids)
+    database = (backend_cpu() - db0) * 1000 / len(ids)
+    print(
+        f"in process, {len(ids)} submissions {size} per run: job CPU {cpu:.2f} ms, PostgreSQL backend "
+        f"{database:.2f} ms per submission; {len(ctx.captured_queries) / len(ids):.2f} statements per "
+        "submission"
+    )
+
+
+def through_celery(
+    ids: list[int], concurrency: int, env: dict[str, str], work: Path, batched: bool, rate: float
+) -> None:
+    """Queue the follow-ups of ``ids`` into a real worker, ``rate`` per second as the submit view does
+    after each commit (batched: the batch's job, otherwise one job per submission), and measure the
+    worker until every one has run."""
+    from django.test.utils import override_settings
+
     from annotation.models import HIT, Assignment
     from crowd.services.followups import queue_after_submission
 
     with ExitStack() as stack:
-        redis_port = free_port()
-        start(
-            stack,
-            ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", ""],
-            work,
-            dict(os.environ),
-            work / "redis.log",
-        )
-        env = {**env, "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0"}
+        stack.enter_context(override_settings(CROWDQA_FOLLOWUP_BATCHING=batched))
         worker = start(
             stack,
             [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default", "-P", "prefork"]
@@ -160,8 +184,14 @@ def through_celery(ids: list[int], concurrency: int, env: dict[str, str], work: 
         from config.celery import app
 
         broker = app.connection_for_write(env["REDIS_URL"])
-        hit_of = dict(Assignment.objects.filter(pk__in=ids).values_list("pk", "hit_id"))
+        rows = Assignment.objects.filter(pk__in=ids).values_list("pk", "hit_id", "hit__batch_id")
+        hit_of = {pk: hit for pk, hit, _ in rows}
+        batch_of = {pk: batch for pk, _, batch in rows}
         hit_ids = [hit_of[pk] for pk in ids]
+        messages = [0]
+
+        def queue(pk: int) -> None:
+            messages[0] += queue_after_submission(pk, connection=broker, batch_id=batch_of[pk])
 
         def queued() -> int:
             return int(broker.default_channel.client.llen("default"))
@@ -183,7 +213,7 @@ def through_celery(ids: list[int], concurrency: int, env: dict[str, str], work: 
                 sys.exit("the worker did not start: " + (work / "celery.log").read_text(errors="replace"))
             time.sleep(0.2)
         for pk in warm:
-            queue_after_submission(pk, connection=broker)
+            queue(pk)
         wait_done(warm_hits, time.monotonic() + 120)
         time.sleep(1)
         postmaster = postmaster_pid(env["DATABASE_URL"])
@@ -198,19 +228,26 @@ def through_celery(ids: list[int], concurrency: int, env: dict[str, str], work: 
             )
 
         before = snapshot()
-        for pk in measured:
-            queue_after_submission(pk, connection=broker)
+        messages[0] = 0
+        t0 = time.monotonic()
+        for i, pk in enumerate(measured):
+            time.sleep(max(0.0, t0 + i / rate - time.monotonic()))
+            queue(pk)
         wait_done(hit_ids[20:], time.monotonic() + 1800)
         after = snapshot()
         n = len(measured)
         rss = [rss_mb(worker.pid)] + [rss_mb(p) for p in children(worker.pid)]
+        mode = "batched (one run per batch at a time)" if batched else "one job per submission"
         print(
-            f"through Celery ({concurrency} prefork processes, Redis broker), {n} jobs queued at once: "
-            f"worker CPU {(after[0] - before[0]) * 1000 / n:.2f} ms, PostgreSQL (whole server) "
+            f"through Celery ({concurrency} prefork processes, Redis broker), {mode}, {n} submissions "
+            f"queued {rate:.0f}/s, {messages[0]} messages: worker CPU "
+            f"{(after[0] - before[0]) * 1000 / n:.2f} ms, PostgreSQL (whole server) "
             f"{(after[1] - before[1]) * 1000 / n:.2f} ms per submission; {n / (after[2] - before[2]):.0f} "
-            f"jobs/s wall; worker RSS " + ", ".join(f"{v:.0f}" for v in rss) + " MB (main, pool)"
+            f"submissions/s wall; worker RSS " + ", ".join(f"{v:.0f}" for v in rss) + " MB (main, pool)"
         )
         broker.release()
+        worker.terminate()
+        worker.wait(timeout=60)
 
 
 def main() -> None:
@@ -219,6 +256,8 @@ def main() -> None:
     )
     parser.add_argument("--submissions", type=int, default=400, help="per measurement")
     parser.add_argument("--concurrency", type=int, default=2, help="Celery pool processes")
+    parser.add_argument("--rate", type=float, default=50.0, help="submissions per second queued")
+    parser.add_argument("--per-run", type=int, default=25, help="submissions per run, in process")
     parser.add_argument("--data", type=Path, default=None, help="SciQ folder (default: shared data)")
     args = parser.parse_args()
     base = os.environ.get("DATABASE_URL", "")
@@ -227,7 +266,16 @@ def main() -> None:
     url = database_url(base, DATABASE)
     with tempfile.TemporaryDirectory(prefix="crowdqa-jobs-") as tmp, ExitStack() as stack:
         work = Path(tmp)
+        redis_port = free_port()
+        start(
+            stack,
+            ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", ""],
+            work,
+            dict(os.environ),
+            work / "redis.log",
+        )
         env = {
+            "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
             **os.environ,
             "DATABASE_URL": url,
             "DJANGO_SECRET_KEY": os.environ.get("DJANGO_SECRET_KEY") or secrets.token_urlsafe(50),
@@ -248,9 +296,14 @@ def main() -> None:
         from config.shared_data import shared_data_dir
 
         setup_test_environment()  # the test client's host and a locmem mailbox
-        ids = submit_all(args.submissions * 2 + 30, args.data or shared_data_dir() / "sciq")
-        in_process(ids[: args.submissions + 10])
-        through_celery(ids[args.submissions + 10 :], args.concurrency, env, work)
+        n = args.submissions
+        ids = submit_all(n * 4 + 50 + args.per_run, args.data or shared_data_dir() / "sciq")
+        chunks = [ids[: n + 10], ids[n + 10 : 2 * n + 10 + args.per_run]]
+        chunks += [ids[2 * n + 10 + args.per_run :][: n + 20], ids[3 * n + 30 + args.per_run :]]
+        in_process(chunks[0])
+        in_process_batched(chunks[1], args.per_run)
+        through_celery(chunks[2], args.concurrency, env, work, batched=False, rate=args.rate)
+        through_celery(chunks[3], args.concurrency, env, work, batched=True, rate=args.rate)
         from django.db import connections
 
         connections.close_all()

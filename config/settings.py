@@ -311,6 +311,9 @@ WEBHOOK_SECRET_OVERLAP_SECONDS = float(os.environ.get("WEBHOOK_SECRET_OVERLAP_SE
 # Seconds a follow-up of a submission (QC, screening grade, stage-2 HIT) may stay queued or running
 # before the periodic sweep counts it as lost with a killed worker and queues it again.
 CROWDQA_FOLLOWUP_TIME_LIMIT = float(os.environ.get("CROWDQA_FOLLOWUP_TIME_LIMIT", "600"))
+# Follow up a batch's submissions many per job run, with marks in the cache the web and Celery
+# processes share (Redis); without Redis, one job per submission.
+CROWDQA_FOLLOWUP_BATCHING = env_bool("CROWDQA_FOLLOWUP_BATCHING", bool(REDIS_URL))
 
 # Researcher pages open without login (the local demo turns this on; never on a public server).
 CROWDQA_PUBLIC_DASHBOARD = env_bool("CROWDQA_PUBLIC_DASHBOARD", False)

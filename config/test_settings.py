@@ -36,6 +36,7 @@ if _FIRST_PROCESS:
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = file_broker_options(CELERY_BROKER_DIR)
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CROWDQA_FOLLOWUP_BATCHING = False  # its marks need a cache the Celery workers share
 
 # Every process of a test run closes its database connection after each request or task, as before
 # persistent connections, so that no worker or server process the tests start holds the test database

@@ -11,9 +11,6 @@ import logging
 from typing import Any
 
 from celery import shared_task
-from django.utils import timezone
-
-from annotation.models import Assignment
 
 logger = logging.getLogger(__name__)
 
@@ -22,13 +19,13 @@ logger = logging.getLogger(__name__)
     name="annotation.tasks.after_submission", acks_late=True, ignore_result=True, track_started=False
 )
 def after_submission(assignment_id: int) -> dict[str, Any]:
-    """Complete the HIT, run the heuristic QC the page did not run, grade a screening quiz or an answer
-    to a gold or attention item (and act on the worker's standing: :mod:`crowd.services.gold`);
-    idempotent.
+    """Follow up one submission (:func:`crowd.services.after_submission.follow_up`): complete the HIT,
+    run the heuristic QC the page did not run, grade a screening quiz or an answer to a gold or
+    attention item (and act on the worker's standing: :mod:`crowd.services.gold`); idempotent.
 
     The submission itself is already committed when this runs, so a failure here loses nothing: the
     sweep re-queues a job whose submission has no ``followed_up_at`` yet
-    (:mod:`crowd.services.followups`), which this job sets last. That marker, not a result row,
+    (:mod:`crowd.services.followups`), which the follow-up sets last. That marker, not a result row,
     says the job ran, so the job writes no result (``ignore_result``) and no started row.
 
     It completes the HIT once every slot holds submitted work. That is bookkeeping the worker does not
@@ -36,51 +33,36 @@ def after_submission(assignment_id: int) -> dict[str, Any]:
     still says open), and only here is it reliable: a submission's own transaction cannot see another
     submission committing at the same moment, while each job runs after its submission committed, so
     the later of two racing submissions sees both. Platform syncs complete HITs too.
-
-    One read brings what the job needs (the HIT, its status, the batch's kind and the pair a stage-2
-    HIT validates); a kind whose page already ran the whole QC and stored its flags
-    (``handler.qc_at_submit``) is not checked again.
     """
-    from annotation.hits import handler_for
-    from annotation.models import HIT, QAPair
-    from filters.services import qc_queryset
+    from crowd.services.after_submission import follow_up
 
-    row = (
-        Assignment.objects.filter(pk=assignment_id)
-        .values("hit_id", "hit__status", "hit__batch_id", "hit__batch__kind", "hit__qa_pair_id")
-        .first()
-    )
-    if row is None:
-        return {"assignment": assignment_id, "pairs": 0, "flagged": 0}
-    if row["hit__status"] == HIT.Status.OPEN:
-        HIT.objects.filter(pk=row["hit_id"]).complete_done()
-    handler = handler_for(row["hit__batch__kind"])
-    summary: dict[str, Any] = {"assignment": assignment_id, "pairs": 0, "flagged": 0}
-    if handler.runs_qc and not handler.qc_at_submit:
-        pairs = QAPair.objects.filter(assignment=assignment_id)
-        if row["hit__qa_pair_id"]:
-            pairs = QAPair.objects.filter(pk=row["hit__qa_pair_id"])
-        results = qc_queryset(pairs)
-        summary.update(pairs=len(results), flagged=sum(1 for r in results if r["flags"]))
-    if handler.has_quiz:
-        from annotation.screening.grader import grade_screening_assignment
+    return follow_up([assignment_id])[assignment_id]
 
-        grade = grade_screening_assignment(
-            Assignment.objects.select_related("hit__batch").get(pk=assignment_id)
-        )
-        summary["quiz"] = grade.score_label if grade is not None else None
-    if handler.serves_gold:
-        from crowd.services.gold import grade_assignment
 
-        graded = grade_assignment(assignment_id)
-        if graded is not None:
-            summary["gold"] = graded
-    Assignment.objects.filter(pk=assignment_id).update(followed_up_at=timezone.now())
-    from crowd.services import events
+@shared_task(
+    name="annotation.tasks.after_submissions",
+    bind=True,
+    acks_late=True,
+    ignore_result=True,
+    track_started=False,
+    max_retries=None,
+)
+def after_submissions(self: Any, batch_id: int) -> dict[str, Any]:
+    """Follow up every pending submission of a batch in one run (the batched form of
+    :func:`after_submission`, queued by :func:`crowd.services.followups.queue_after_submission`).
 
-    events.submission_received(assignment_id, summary)
-    events.batch_completed_if_done(row["hit__batch_id"])
-    return summary
+    One run per batch at a time (a lock in the shared cache): a run queued while another runs retries
+    shortly after, and then finds what was submitted meanwhile (run in process, it goes on at once).
+    See :mod:`crowd.services.followups`
+    for why no submission is left behind.
+    """
+    from crowd.services import followups
+
+    with followups.draining(batch_id) as held:
+        if not held and not self.request.is_eager:
+            wait = min(30.0, followups.DRAIN_RETRY_SECONDS * 2 ** min(self.request.retries, 8))
+            raise self.retry(countdown=wait)
+        return followups.drain(batch_id)
 
 
 @shared_task(name="annotation.tasks.create_validation_hit", acks_late=True)

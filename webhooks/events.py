@@ -50,6 +50,15 @@ def emit(event_type: str, key: str, data: dict[str, Any]) -> Optional[Event]:
     return event
 
 
+def subscribed_types() -> set[str]:
+    """The event types some active endpoint receives (one query): a caller that emits many events
+    skips building the payloads of the types nobody listens to."""
+    found: set[str] = set()
+    for events in Endpoint.objects.filter(active=True).values_list("events", flat=True):
+        found.update(events or [])
+    return found
+
+
 def send_ping(endpoint: Endpoint) -> Delivery:
     """Send a ``ping`` event to one endpoint (the console's "Send a test event")."""
     with transaction.atomic():

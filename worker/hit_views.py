@@ -222,7 +222,7 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
                 return _closed_response(request, assignment) or _after_submit(request, assignment)
             handler.store(assignment, check)
             asks_model = loop_settings(batch) is not None
-            transaction.on_commit(lambda: _after_commit(assignment.pk, asks_model))
+            transaction.on_commit(lambda: _after_commit(assignment.pk, asks_model, batch.pk))
     except HitConflict as exc:
         assignment = _keep_as_draft(request, token, fields)
         check.error("__all__", str(exc))
@@ -247,13 +247,13 @@ def _keep_as_draft(request: HttpRequest, token: str, fields: dict[str, Any]) -> 
     return locked
 
 
-def _after_commit(assignment_id: int, asks_model: bool = False) -> None:
+def _after_commit(assignment_id: int, asks_model: bool = False, batch_id: Optional[int] = None) -> None:
     """Queue the work that follows a stored submission (QC, and the model checks of a batch that asks a
     model); failures never lose the submission."""
     try:
         from crowd.services.followups import queue_after_submission
 
-        queue_after_submission(assignment_id)
+        queue_after_submission(assignment_id, batch_id=batch_id)
     except Exception:  # noqa: BLE001 - the broker being down must not turn a stored submission into an error
         logger.exception(
             "could not queue the follow-up of Assignment(%s); the follow-up sweep re-queues it", assignment_id

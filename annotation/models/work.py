@@ -359,7 +359,16 @@ class Assignment(models.Model):
                 fields=["platform_ref"], condition=~Q(platform_ref=""), name="assignment_one_per_platform_ref"
             ),
         ]
-        indexes = [models.Index(fields=["status", "expires_at"], name="assignment_status_expiry")]
+        indexes = [
+            models.Index(fields=["status", "expires_at"], name="assignment_status_expiry"),
+            # The submissions still owed their follow-up: few at any time, read by every follow-up
+            # run and the sweep (crowd.services.followups).
+            models.Index(
+                fields=["submitted_at"],
+                condition=Q(followed_up_at__isnull=True, submitted_at__isnull=False),
+                name="assignment_followup_owed",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"Assignment({self.pk}) {self.status}"

@@ -1,13 +1,14 @@
 """The work owed after a stored submission, queued under task ids derived from the data, and the sweep
 that re-queues it when a killed worker lost it.
 
-Two follow-ups exist: ``after_submission`` (HIT completion, QC of the pairs and the screening grade)
-for every submitted assignment, and ``create_validation_hit`` (the SciQ stage-2 HIT) for every
-accepted stage-1 question. Each is queued with a deterministic task id (``after_submission:<assignment>``,
-``create_validation_hit:<pair>``). Neither broker protects a message whose worker dies: the embedded
-file broker deletes a message as soon as a worker takes it, and Redis restores an unacked one only
-after its visibility timeout. The sweep (a beat job) re-queues, once the submission or approval is
-``CROWDQA_FOLLOWUP_TIME_LIMIT`` seconds old:
+Two follow-ups exist: ``after_submission`` (HIT completion, QC of the pairs and the screening grade) for
+every submitted assignment (with :func:`batching`, ``after_submissions`` for every pending submission of
+a batch at once, see :func:`queue_after_submission` and :func:`drain`), and ``create_validation_hit``
+(the SciQ stage-2 HIT) for every accepted stage-1 question. Each is queued with a deterministic task id
+(``after_submission:<assignment>``, ``create_validation_hit:<pair>``). Neither broker protects a message
+whose worker dies: the embedded file broker deletes a message as soon as a worker takes it, and Redis
+restores an unacked one only after its visibility timeout. The sweep (a beat job) re-queues, once the
+submission or approval is ``CROWDQA_FOLLOWUP_TIME_LIMIT`` seconds old:
 
 - every submission whose ``followed_up_at`` is still empty (the job sets it as its last step, and
   stores no result: it runs once per submission, so a result row per job would cost two writes that
@@ -21,10 +22,14 @@ Both tasks are idempotent, so a follow-up that was merely slow and runs twice do
 from __future__ import annotations
 
 import logging
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, Optional
 
 from django.conf import settings
+from django.core.cache import cache
 from django.utils import timezone
 from django_celery_results.models import TaskResult
 
@@ -36,6 +41,14 @@ logger = logging.getLogger(__name__)
 #: Submissions and approvals older than this are not swept: the result backend forgets results after a
 #: day (``result_expires``), and a missing row must not look like a lost follow-up.
 SWEEP_WINDOW = timedelta(hours=20)
+#: How long the "a run of this batch's follow-up job is queued" mark lives: a message lost before its
+#: run started holds back the batch's next message at most this long (the sweep still covers them).
+QUEUED_MARK_SECONDS = 30
+#: How long one run of a batch's follow-up job may hold its lock (a run takes at most ``DRAIN_LIMIT``
+#: submissions); a run killed while holding it delays the batch's follow-ups at most this long.
+RUNNING_MARK_SECONDS = 300
+#: The first wait of a run that finds another run of its batch holding the lock (doubling, up to 30 s).
+DRAIN_RETRY_SECONDS = 0.25
 
 
 def time_limit() -> timedelta:
@@ -51,13 +64,93 @@ def validation_hit_id(pair_id: int) -> str:
     return f"create_validation_hit:{pair_id}"
 
 
-def queue_after_submission(assignment_id: int, connection: Any = None) -> None:
-    """Queue QC (and the screening grade) of a stored submission."""
+def batching() -> bool:
+    """Whether submissions are followed up a batch at a time (``CROWDQA_FOLLOWUP_BATCHING``: on with
+    Redis, whose cache every web and Celery process shares; the marks below need that)."""
+    return bool(settings.CROWDQA_FOLLOWUP_BATCHING)
+
+
+def _queued_key(batch_id: int) -> str:
+    return f"followups:queued:{batch_id}"
+
+
+def _running_key(batch_id: int) -> str:
+    return f"followups:running:{batch_id}"
+
+
+def queue_after_submission(
+    assignment_id: int, connection: Any = None, batch_id: Optional[int] = None
+) -> bool:
+    """Queue the follow-up (QC, HIT completion, grades) of a stored submission.
+
+    Called once the submission is committed. With :func:`batching` and the submission's ``batch_id``,
+    a message goes out only when no run of the batch's job is queued and not yet started: that run,
+    which drops the mark before it reads, sees this submission. Otherwise one job per submission.
+    Returns whether a message was sent.
+    """
+    if batch_id is not None and batching():
+        return queue_batch_followup(batch_id, connection=connection)
     from crowd.followup_tasks import after_submission
 
     after_submission.apply_async(
         args=[assignment_id], task_id=after_submission_id(assignment_id), connection=connection
     )
+    return True
+
+
+def queue_batch_followup(batch_id: int, connection: Any = None) -> bool:
+    """Queue a run of the batch's follow-up job unless one is queued already; whether one was queued."""
+    from crowd.followup_tasks import after_submissions
+
+    key = _queued_key(batch_id)
+    if not cache.add(key, 1, timeout=QUEUED_MARK_SECONDS):
+        return False
+    try:
+        after_submissions.apply_async(args=[batch_id], connection=connection)
+    except Exception:
+        cache.delete(key)  # the next submission tries again; the sweep covers this one
+        raise
+    return True
+
+
+@contextmanager
+def draining(batch_id: int) -> Iterator[bool]:
+    """Hold the batch's follow-up lock while the block runs; yields False when another run holds it.
+
+    The lock expires after ``RUNNING_MARK_SECONDS``, so a run killed while holding it delays the
+    batch's follow-ups by at most that long.
+    """
+    key, token = _running_key(batch_id), uuid.uuid4().hex
+    if not cache.add(key, token, timeout=RUNNING_MARK_SECONDS):
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        if cache.get(key) == token:
+            cache.delete(key)
+
+
+def drain(batch_id: int, now: Optional[Any] = None) -> dict[str, Any]:
+    """Follow up the batch's pending submissions (those younger than the time limit; older ones are
+    the sweep's); returns the batch id and how many submissions were followed up and flagged.
+
+    The queued mark is dropped before the read, so a submission committed after the read queues the
+    next run, and one that found the mark set was committed before the read and is in it.
+    """
+    from crowd.services.after_submission import DRAIN_LIMIT, follow_up, pending
+
+    cache.delete(_queued_key(batch_id))
+    now = now or timezone.now()
+    ids = pending(batch_id, since=now - time_limit(), limit=DRAIN_LIMIT)
+    summaries = follow_up(ids)
+    if len(ids) >= DRAIN_LIMIT:
+        queue_batch_followup(batch_id)
+    return {
+        "batch": batch_id,
+        "submissions": len(ids),
+        "flagged": sum(1 for s in summaries.values() if s.get("flagged")),
+    }
 
 
 def queue_validation_hit(pair_id: int, connection: Any = None) -> None:

@@ -1,0 +1,129 @@
+"""The work that follows stored submissions, done for many submissions at once.
+
+What follows a submission: complete its HIT once every slot holds submitted work, run the heuristic QC
+the page did not run, grade a screening quiz or an answer to a gold or attention item, emit the
+``submission.received`` (and ``batch.completed``) webhook events, and set ``followed_up_at`` last.
+The jobs in :mod:`crowd.followup_tasks` call :func:`follow_up` with one submission (the sweep's and
+the per-submission job) or with every pending submission of a batch (:func:`pending`, the batched
+job); the steps shared by the submissions run once (one read, one UPDATE completing the HITs, one
+UPDATE marking them, one check for webhook listeners, one batch-completion check per batch).
+
+Everything here is idempotent: a submission done twice (a retried job, the sweep and a drain racing)
+is stored the same, and its webhook events are emitted once per key. A step that fails for one
+submission leaves only that one unmarked, for the sweep to queue again on its own.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.models import HIT, Assignment, QAPair
+
+logger = logging.getLogger(__name__)
+
+#: At most this many submissions per run of the batched job; it queues itself again for the rest.
+DRAIN_LIMIT = 500
+
+
+def _summary(assignment_id: int) -> dict[str, Any]:
+    return {"assignment": assignment_id, "pairs": 0, "flagged": 0}
+
+
+def pending(batch_id: int, since: datetime, limit: int = DRAIN_LIMIT) -> list[int]:
+    """The batch's submissions submitted at or after ``since`` that no job has marked yet, oldest first.
+
+    Older ones are the sweep's (:func:`crowd.services.followups.requeue_lost_followups`), which queues
+    each on its own: a submission whose follow-up keeps failing is never retried by every drain.
+    """
+    return list(
+        Assignment.objects.filter(
+            hit__batch_id=batch_id, followed_up_at__isnull=True, submitted_at__gte=since
+        )
+        .order_by("submitted_at", "pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
+def follow_up(assignment_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """Follow up the given submissions; returns each one's summary (ids, QC counts, grades).
+
+    Ids of deleted assignments are skipped (their summary says 0 pairs). A submission whose own step
+    (QC, quiz or gold grading) raises is logged and left unmarked; the others go on.
+    """
+    from annotation.hits import handler_for
+
+    ids = list(dict.fromkeys(assignment_ids))
+    summaries = {pk: _summary(pk) for pk in ids}
+    rows = list(
+        Assignment.objects.filter(pk__in=ids).values(
+            "pk", "hit_id", "hit__status", "hit__batch_id", "hit__batch__kind", "hit__qa_pair_id"
+        )
+    )
+    if not rows:
+        return summaries
+    open_hits = {row["hit_id"] for row in rows if row["hit__status"] == HIT.Status.OPEN}
+    if open_hits:
+        HIT.objects.filter(pk__in=open_hits).complete_done()
+    done: list[int] = []
+    for row in rows:
+        try:
+            summaries[row["pk"]].update(_own_steps(row, handler_for(row["hit__batch__kind"])))
+        except Exception:  # noqa: BLE001 - one submission's failure must not hold up the others
+            logger.exception("the follow-up of Assignment(%s) failed; the sweep queues it again", row["pk"])
+            continue
+        done.append(row["pk"])
+    if not done:
+        return summaries
+    Assignment.objects.filter(pk__in=done).update(followed_up_at=timezone.now())
+    _emit_events(done, summaries, {row["hit__batch_id"] for row in rows})
+    return summaries
+
+
+def _own_steps(row: dict[str, Any], handler: Any) -> dict[str, Any]:
+    """QC, quiz grade and gold grade of one submission (each only where its kind asks for it)."""
+    assignment_id = row["pk"]
+    summary: dict[str, Any] = {}
+    if handler.runs_qc and not handler.qc_at_submit:
+        from filters.services import qc_queryset
+
+        pairs = QAPair.objects.filter(
+            Q(pk=row["hit__qa_pair_id"]) if row["hit__qa_pair_id"] else Q(assignment=assignment_id)
+        )
+        results = qc_queryset(pairs)
+        summary.update(pairs=len(results), flagged=sum(1 for r in results if r["flags"]))
+    if handler.has_quiz:
+        from annotation.screening.grader import grade_screening_assignment
+
+        grade = grade_screening_assignment(
+            Assignment.objects.select_related("hit__batch").get(pk=assignment_id)
+        )
+        summary["quiz"] = grade.score_label if grade is not None else None
+    if handler.serves_gold:
+        from crowd.services.gold import grade_assignment
+
+        graded = grade_assignment(assignment_id)
+        if graded is not None:
+            summary["gold"] = graded
+    return summary
+
+
+def _emit_events(done: list[int], summaries: dict[int, dict[str, Any]], batch_ids: set[int]) -> None:
+    """``submission.received`` per submission (read only when a webhook listens) and
+    ``batch.completed`` per batch once its last HIT is done."""
+    from crowd.services import events
+    from webhooks.events import subscribed_types
+    from webhooks.models import EventType
+
+    wanted = subscribed_types()
+    if EventType.SUBMISSION_RECEIVED in wanted:
+        for pk in done:
+            events.submission_received(pk, summaries[pk])
+    if EventType.BATCH_COMPLETED in wanted:
+        for batch_id in sorted(batch_ids):
+            events.batch_completed_if_done(batch_id)
