@@ -26,7 +26,7 @@ class EventType(models.TextChoices):
     ASSIGNMENT_APPROVED = "assignment.approved", "A submission was approved"
     ASSIGNMENT_REJECTED = "assignment.rejected", "A submission was rejected"
     BATCH_COMPLETED = "batch.completed", "A batch's HITs are all done, or it was closed"
-    BUDGET_REACHED = "budget.reached", "A batch was stopped at its budget cap"
+    BUDGET_REACHED = "budget.reached", "A batch reached its budget cap (stopped, or a payment refused)"
     RELEASE_BUILT = "release.built", "A release was built"
     BENCHMARK_FINISHED = "benchmark.finished", "A benchmark run finished (done or failed)"
     PING = "ping", "A test event sent from the console"

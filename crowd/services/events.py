@@ -7,7 +7,7 @@ again without a second event.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from annotation.models import HIT, Assignment, Batch
 from webhooks.events import emit
@@ -76,12 +76,28 @@ def batch_completed_if_done(batch_id: int) -> None:
     emit(EventType.BATCH_COMPLETED, f"batch.completed:{batch.pk}", data)
 
 
-def budget_reached(batch: Batch, spent_cents: int) -> None:
-    """``budget.reached`` when a batch was stopped at its budget cap (once per cap)."""
-    data = {
+def budget_reached(
+    batch: Batch, spent_cents: int, trigger: str = "stopped", refused_cents: Optional[int] = None
+) -> None:
+    """``budget.reached`` once per batch and cap, from whichever comes first.
+
+    Args:
+        batch: the batch whose cap was reached.
+        spent_cents: what it has cost so far, fees included.
+        trigger: ``"stopped"`` (enforce_budget stopped the batch) or ``"payment_refused"`` (a bonus was
+            refused because it would pass the cap).
+        refused_cents: the refused payment's cost with fees (``payment_refused`` only).
+
+    The key is the batch and its cap, not the trigger: a stop after a refusal (or a second refused bonus,
+    say each row of a bulk payout) adds no event, while raising the cap makes a new reach possible.
+    """
+    data: dict[str, Any] = {
         "batch": _batch(batch),
         "budget_cap_cents": batch.budget_cap_cents,
         "spent_cents": spent_cents,
         "currency": batch.currency,
+        "trigger": trigger,
     }
+    if refused_cents is not None:
+        data["refused_cents"] = refused_cents
     emit(EventType.BUDGET_REACHED, f"budget.reached:{batch.pk}:{batch.budget_cap_cents}", data)

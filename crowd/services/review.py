@@ -375,8 +375,10 @@ def _pay_bonus(assignment: Assignment, amount_cents: int, reason: str, key: str)
     batch = assignment.hit.batch
     if not Payment.objects.filter(idempotency_key=key).exists():
         cost = amount_cents + bonus_fee_cents(amount_cents, fees_for(batch.provider))
-        budget = check_budget(cost, spent_cents(batch)["total"], batch.budget_cap_cents)
+        spent = spent_cents(batch)["total"]
+        budget = check_budget(cost, spent, batch.budget_cap_cents)
         if not budget.allowed:
+            events.budget_reached(batch, spent, trigger="payment_refused", refused_cents=cost)
             raise ReviewError(
                 f"Assignment({assignment.pk}): a bonus of {amount_cents} cents would exceed "
                 f"Batch({batch.pk})'s budget ({budget.remaining_cents + cost} cents left)"

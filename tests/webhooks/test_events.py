@@ -1,6 +1,7 @@
 """The platform's events reach webhooks: a submission's follow-up job emits ``submission.received`` and,
 with the batch's last HIT done, ``batch.completed``, each once however often the job runs; an approval
-through the API emits ``assignment.approved``; a budget stop emits ``budget.reached``."""
+through the API emits ``assignment.approved``; a budget stop, or a bonus refused over the budget, emits
+``budget.reached``."""
 
 from __future__ import annotations
 
@@ -99,3 +100,55 @@ def test_enforce_budget__emits_budget_reached(queued: list[int]) -> None:
         assert enforce_budget(batch) is True
     event = Event.objects.get()
     assert event.type == "budget.reached" and event.data["budget_cap_cents"] == 100
+
+
+def test_bonus_refused_over_budget__emits_budget_reached_once_per_cap(
+    researcher,
+    fake,
+    queued: list[int],
+    django_capture_on_commit_callbacks,  # type: ignore[no-untyped-def]
+) -> None:
+    """The review path's over-budget refusal is a reach too; further refusals and the stop add nothing
+    under the same cap, and a raised cap that is reached again gives a second event."""
+    Endpoint.objects.create(url="https://hooks.example.org/", events=["budget.reached"])
+    assignment = submitted_on_fake(fake)
+    batch = assignment.hit.batch
+    Batch.objects.filter(pk=batch.pk).update(budget_cap_cents=30)
+
+    def bonus(cents: int) -> int:
+        with django_capture_on_commit_callbacks(execute=True):
+            answer = researcher.post(
+                f"/api/v1/assignments/{assignment.pk}/bonus/",
+                {"cents": cents, "reason": f"Bonus of {cents}"},
+                content_type="application/json",
+            )
+        return answer.status_code
+
+    assert bonus(500) == 400 and bonus(600) == 400  # a bulk payout refuses row after row
+    event = Event.objects.get()
+    assert event.type == "budget.reached" and event.key == f"budget.reached:{batch.pk}:30"
+    assert event.data["trigger"] == "payment_refused" and event.data["budget_cap_cents"] == 30
+    assert event.data["refused_cents"] >= 500 and event.data["batch"]["id"] == batch.pk
+    assert fake.paid == [] and len(queued) == 1
+    with mock.patch("crowd.services.budget.budget_allows_one_more", return_value=False):
+        assert enforce_budget(batch) is True  # the stop after the refusal: the same reach
+    assert Event.objects.count() == 1
+    Batch.objects.filter(pk=batch.pk).update(budget_cap_cents=40, status=Batch.Status.PUBLISHED)
+    assert bonus(700) == 400
+    assert sorted(Event.objects.values_list("key", flat=True)) == [
+        f"budget.reached:{batch.pk}:30",
+        f"budget.reached:{batch.pk}:40",
+    ]
+
+
+def test_bonus_within_budget__emits_nothing(researcher, fake, queued: list[int]) -> None:  # type: ignore[no-untyped-def]
+    Endpoint.objects.create(url="https://hooks.example.org/", events=["budget.reached"])
+    assignment = submitted_on_fake(fake)
+    Batch.objects.filter(pk=assignment.hit.batch_id).update(budget_cap_cents=10_000)
+    answer = researcher.post(
+        f"/api/v1/assignments/{assignment.pk}/bonus/",
+        {"cents": 25, "reason": "Great"},
+        content_type="application/json",
+    )
+    assert answer.status_code == 200, answer.content
+    assert not Event.objects.exists() and queued == []
