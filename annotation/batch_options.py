@@ -18,6 +18,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     StrictFloat,
     StrictInt,
     StrictStr,
@@ -57,7 +58,8 @@ class ModelLoop(_Object):
 
     ``mode`` ``off`` asks no model; ``show`` puts the model's answer and the judge's verdict on each card
     once its question and answer are written; ``ask`` also invites the worker to rewrite a question the
-    model already answers. The system and judge names are those of :mod:`evaluation.model_in_the_loop`
+    model already answers. ``validation`` sends each "fooled" pair to a second worker as soon as its
+    submission is checked. The system and judge names are those of :mod:`evaluation.model_in_the_loop`
     (the evaluation app checks them; this module keeps their shape only).
     """
 
@@ -65,6 +67,9 @@ class ModelLoop(_Object):
     system: Literal["search"] = "search"
     judge: Literal["lexical", "rouge_l"] = "lexical"
     threshold: Annotated[Union[StrictInt, StrictFloat], Field(ge=0, le=1)] = 0.3
+    #: every "fooled" pair goes to the batch's model verdict validation batch as its submission is
+    #: checked (a second worker confirms or disputes it); off: the researcher sends them from the page.
+    validation: StrictBool = False
 
 
 def _key(expected: str, meaning: str) -> Any:

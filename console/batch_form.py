@@ -22,8 +22,11 @@ from annotation.services.batches import BatchSpec, BatchSpecError, check_time_li
 from crowd.gold import DEFAULT_ATTENTION_FAILURES, attention_default_rule
 from crowd.providers.traits import traits_for
 
-KINDS = [(value, label) for value, label in Batch.Kind.choices]
-"""Every kind, syllabus QA (the usual choice) first."""
+KINDS = [
+    (value, label) for value, label in Batch.Kind.choices if handler_for(value).built_from != BuiltFrom.FOOLED
+]
+"""Every kind a researcher creates here, syllabus QA (the usual choice) first (a model verdict validation
+batch is made from its syllabus batch's page)."""
 STAGE1_KINDS = kinds_where(lambda h: h.stage2_kind is not None)
 """Kinds whose approved questions a stage-2 batch validates: the choices of a stage-2 batch's parent."""
 QUALIFYING_KINDS = kinds_where(lambda h: h.qualifies_workers)
@@ -134,6 +137,11 @@ class NewBatchForm(forms.Form):
         initial="lexical",
         required=False,
         help_text="How the model's answer is compared with the worker's.",
+    )
+    model_validate = forms.BooleanField(
+        label="Validate fooled verdicts",
+        required=False,
+        help_text="A second worker confirms or disputes each pair the model got wrong, as it is submitted.",
     )
     require_qualification = forms.ModelChoiceField(
         label="Only workers approved in",
@@ -292,7 +300,9 @@ class NewBatchForm(forms.Form):
         if mode == "off":
             return options
         judge = self.cleaned_data.get("model_judge") or "lexical"
-        return {**options, "model_in_the_loop": {"mode": mode, "system": "search", "judge": judge}}
+        validate = bool(self.cleaned_data.get("model_validate"))
+        loop = {"mode": mode, "system": "search", "judge": judge, "validation": validate}
+        return {**options, "model_in_the_loop": loop}
 
 
 def field_kinds() -> dict[str, list[str]]:
@@ -318,6 +328,7 @@ def field_kinds() -> dict[str, list[str]]:
         "quiz": list(kinds_where(lambda h: h.has_quiz)),
         "model_loop": list(kinds_where(lambda h: h.model_in_the_loop)),
         "model_judge": list(kinds_where(lambda h: h.model_in_the_loop)),
+        "model_validate": list(kinds_where(lambda h: h.verdict_validation_kind is not None)),
         **{name: serving_kinds() for name in GOLD_FIELDS},
     }
 

@@ -11,6 +11,7 @@ from console import (
     quick_export,
     review_views,
     stream_views,
+    verdict_views,
     views,
     webhook_views,
 )
@@ -31,6 +32,9 @@ urlpatterns = [
     path("batches/<int:pk>/status/", review_views.batch_status, name="batch-status"),
     path("batches/<int:pk>/message/", message_views.batch_message, name="batch-message"),
     path("batches/<int:pk>/bonuses/", bonus_views.batch_bonuses, name="batch-bonuses"),
+    path(
+        "batches/<int:pk>/validate-verdicts/", verdict_views.validate_verdicts, name="batch-validate-verdicts"
+    ),
     path("batches/<int:pk>/by-skill/", review_views.batch_by_skill, name="batch-by-skill"),
     path("assignments/<int:pk>/", review_views.AssignmentDetailView.as_view(), name="assignment"),
     path("assignments/<int:pk>/review/", review_views.review_assignment, name="assignment-review"),

@@ -24,7 +24,7 @@ from crowd.providers.traits import traits_for
 from crowd.services.auto_approval import describe as describe_delay
 from crowd.services.auto_approval import summary as auto_approval_summary
 from crowd.services.dashboard import batch_stats
-from evaluation.services.model_checks import fooled_rates, loop_settings
+from evaluation.services.model_checks import fooled_rates, loop_settings, validation_summary
 
 
 def health(request: HttpRequest) -> JsonResponse:
@@ -162,6 +162,7 @@ class BatchDetailView(ResearcherRequiredMixin, DetailView):
         context["model_loop"] = loop_settings(batch)
         if context["model_loop"] or ModelCheck.objects.filter(assignment__hit__batch=batch).exists():
             context["model_rates"] = fooled_rates(batch)
+            context["model_validation"] = validation_summary(batch)
         return context
 
 

@@ -38,7 +38,10 @@ def model_check_card(assignment_id: int, position: int, question: str, answer: s
     time_limit=SOFT_LIMIT_S * 5 + 10,
 )
 def model_check_submission(assignment_id: int) -> dict[str, int]:
-    """Give each stored pair of a syllabus submission its check (the page's, or one asked now)."""
-    from evaluation.services.model_checks import record_submission
+    """Give each stored pair of a syllabus submission its check (the page's, or one asked now); when the
+    batch's option says ``validate``, its "fooled" pairs then go to its validation batch."""
+    from evaluation.services.model_checks import record_submission, validate_after_submission
 
-    return record_submission(assignment_id)
+    counts = record_submission(assignment_id)
+    counts.update(validate_after_submission(assignment_id))
+    return counts

@@ -100,16 +100,40 @@ def _model_loop_section(everything: SplitStatistics) -> list[str]:
         "`model_*` fields of the JSONL and Parquet files hold each pair's check. \"Fooled\": the model's "
         "answer did not match the worker's; for no-answer questions, the model answered although the "
         "syllabus does not. A high rate marks questions a model does not already answer.",
-        "",
-        "| question type | checked | fooled | fooled rate |",
-        "|---|---:|---:|---:|",
     ]
+    validated, confirmed = everything.model_validated, everything.model_confirmed
+    if validated:
+        lines[-1] += (
+            ' The validated rate counts only the "fooled" verdicts a second worker confirmed (the '
+            "model's answer was wrong and the worker's right), over all checked pairs: Dynabench's "
+            "validated model error rate; `model_validation` holds each pair's outcome."
+        )
+        lines += [
+            "",
+            "| question type | checked | fooled | fooled rate | validated | confirmed | validated rate |",
+        ]
+        lines.append("|---|---:|---:|---:|---:|---:|---:|")
+    else:
+        lines += ["", "| question type | checked | fooled | fooled rate |", "|---|---:|---:|---:|"]
+
+    def row(name: str, n: int, k: int, v: int, c: int) -> str:
+        cells = f"| {name} | {n:,} | {k:,} | {k / n:.3f} |"
+        if validated:
+            cells += f" {v:,} | {c:,} | {c / n:.3f} |" if v else f" {v:,} | {c:,} | – |"
+        return cells
+
     order = list(qt.SYLLABUS_TYPES) + sorted(set(checked) - set(qt.SYLLABUS_TYPES))
     for name in (n for n in order if checked.get(n)):
-        rate = fooled[name] / checked[name]
-        lines.append(f"| {name} | {checked[name]:,} | {fooled[name]:,} | {rate:.3f} |")
-    total, total_fooled = sum(checked.values()), sum(fooled.values())
-    lines.append(f"| all | {total:,} | {total_fooled:,} | {total_fooled / total:.3f} |")
+        lines.append(row(name, checked[name], fooled[name], validated[name], confirmed[name]))
+    lines.append(
+        row(
+            "all",
+            sum(checked.values()),
+            sum(fooled.values()),
+            sum(validated.values()),
+            sum(confirmed.values()),
+        )
+    )
     return lines + [""]
 
 

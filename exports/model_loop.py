@@ -21,6 +21,7 @@ MODEL_FIELDS = (
     "model_verdict",
     "model_score",
     "model_latency_ms",
+    "model_validation",
 )
 
 
@@ -29,7 +30,9 @@ def model_fields(qa: QAPair) -> dict[str, ExtraValue]:
 
     ``model_system``, ``model_version``, ``model_answer`` (the system's answer, or the no-answer text
     when it abstained), ``model_abstained``, ``model_judge``, ``model_verdict`` (``fooled`` or
-    ``matched``), ``model_score`` (the judge's, 0 to 1) and ``model_latency_ms``.
+    ``matched``), ``model_score`` (the judge's, 0 to 1), ``model_latency_ms`` and ``model_validation``
+    (``confirmed`` or ``disputed`` by a second worker, empty while a "fooled" verdict is not validated
+    or for a "matched" one).
     """
     check = getattr(qa, "model_check", None)
     if check is None:
@@ -43,4 +46,5 @@ def model_fields(qa: QAPair) -> dict[str, ExtraValue]:
         "model_verdict": check.verdict,
         "model_score": float(check.score),
         "model_latency_ms": float(check.latency_ms),
+        "model_validation": check.validation,
     }

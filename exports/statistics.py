@@ -93,6 +93,8 @@ class SplitStatistics:
         model_checked: question type -> QA records with a model-in-the-loop verdict (``model_verdict``).
         model_fooled: question type -> those whose verdict is ``fooled``.
         model_setups: ``system / judge / version`` -> QA records checked with it.
+        model_validated: question type -> fooled records a second worker validated (``model_validation``).
+        model_confirmed: question type -> those the validator confirmed (the model was wrong).
     """
 
     records: int = 0
@@ -108,6 +110,8 @@ class SplitStatistics:
     model_checked: Counter[str] = field(default_factory=Counter)
     model_fooled: Counter[str] = field(default_factory=Counter)
     model_setups: Counter[str] = field(default_factory=Counter)
+    model_validated: Counter[str] = field(default_factory=Counter)
+    model_confirmed: Counter[str] = field(default_factory=Counter)
 
     def add(self, record: Record, tokenize: Callable[[str], int] = count_tokens) -> None:
         """Count one record."""
@@ -124,6 +128,10 @@ class SplitStatistics:
                 self.model_fooled[record.question_type] += verdict == "fooled"
                 setup = (record.extra.get(k) or "?" for k in ("model_system", "model_judge", "model_version"))
                 self.model_setups[" / ".join(map(str, setup))] += 1
+                validation = record.extra.get("model_validation")
+                if verdict == "fooled" and validation:
+                    self.model_validated[record.question_type] += 1
+                    self.model_confirmed[record.question_type] += validation == "confirmed"
         else:
             self.mcq += 1
             self.answer_tokens[tokenize(record.correct_answer)] += 1
@@ -159,6 +167,8 @@ class SplitStatistics:
             total.model_checked.update(part.model_checked)
             total.model_fooled.update(part.model_fooled)
             total.model_setups.update(part.model_setups)
+            total.model_validated.update(part.model_validated)
+            total.model_confirmed.update(part.model_confirmed)
         return total
 
     def lengths(self, documents: Mapping[str, DocumentInfo]) -> dict[str, Summary]:

@@ -22,6 +22,7 @@ def handler_for(kind: str) -> HitHandler:
     from annotation.hits.sciq_distractor import SciQDistractorHandler
     from annotation.hits.sciq_question import SciQQuestionHandler
     from annotation.hits.syllabus_qa import ScreeningHandler, SyllabusQAHandler
+    from annotation.hits.verdict_validation import VerdictValidationHandler
 
     handlers: dict[str, type[HitHandler]] = {
         Batch.Kind.SYLLABUS_QA: SyllabusQAHandler,
@@ -29,6 +30,7 @@ def handler_for(kind: str) -> HitHandler:
         Batch.Kind.SCIQ_QUESTION: SciQQuestionHandler,
         Batch.Kind.SCIQ_DISTRACTOR: SciQDistractorHandler,
         Batch.Kind.EXPERT_ANSWER: ExpertAnswerHandler,
+        Batch.Kind.VERDICT_VALIDATION: VerdictValidationHandler,
     }
     return handlers[kind]()
 

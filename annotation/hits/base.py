@@ -82,6 +82,10 @@ class BuiltFrom(enum.StrEnum):
     """One accepted question per HIT, of a stage-1 batch (the parent) whose questions are validated."""
     RELEASE = "release"
     """Questions sampled from a release (``create_expert_batch``), never from a corpus."""
+    FOOLED = "fooled"
+    """One written pair per HIT whose model check says the model was fooled, of a batch with the model
+    in the loop (the parent): made from that batch (its page, or on each submission when its
+    ``model_in_the_loop`` option says ``validation``), never from a corpus."""
 
 
 class HitConflict(Exception):
@@ -132,6 +136,9 @@ class HitHandler(abc.ABC):
     #: ``model_in_the_loop``, :mod:`evaluation.services.model_checks`); its cards are those of
     #: :data:`annotation.hits.syllabus_qa.CARD_TYPES`.
     model_in_the_loop: ClassVar[bool] = False
+    #: the kind of the batch in which a second worker confirms or disputes the "fooled" verdicts of the
+    #: model in the loop (None: its verdicts are not validated).
+    verdict_validation_kind: ClassVar[Optional[str]] = None
 
     def tutorial(self) -> Tutorial:
         """What the consent page, the time note and the tutorial show for this kind.

@@ -22,7 +22,7 @@ from django.urls import reverse
 
 from annotation import question_types as qt
 from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitHandler
-from annotation.models import HIT, AnswerSpan, Assignment, Document, QAPair, ReasoningStep
+from annotation.models import HIT, AnswerSpan, Assignment, Batch, Document, QAPair, ReasoningStep
 from annotation.qc.common import ERROR, REVIEW, QCIssue, fold, severities_of
 from annotation.qc.syllabusqa import (
     SyllabusQAOptions,
@@ -218,6 +218,7 @@ class SyllabusQAHandler(HitHandler):
     default_title = "Write 14 questions and answers about a course syllabus"
     pairs_per_assignment = qt.PAIRS_PER_SYLLABUS_HIT
     model_in_the_loop = True
+    verdict_validation_kind = Batch.Kind.VERDICT_VALIDATION
 
     def __init__(self, options: Optional[SyllabusQAOptions] = None) -> None:
         self.options = options or SyllabusQAOptions()
@@ -457,6 +458,7 @@ class ScreeningHandler(SyllabusQAHandler):
     qualifies_workers = True
     #: a screening HIT measures the worker, so no model helps them.
     model_in_the_loop = False
+    verdict_validation_kind = None
 
     def accepts_field(self, name: str) -> bool:
         """The syllabus HIT's fields plus ``quiz-{k}-answer`` for k < ``MAX_QUIZ_QUESTIONS``."""

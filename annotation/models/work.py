@@ -37,6 +37,7 @@ class Batch(models.Model):
         SCIQ_DISTRACTOR = "sciq_distractor", "SciQ validation and distractors"
         SCREENING = "screening", "Screening"
         EXPERT_ANSWER = "expert_answer", "Expert answers (agreement)"
+        VERDICT_VALIDATION = "verdict_validation", "Model verdict validation"
 
     class Status(models.TextChoices):
         DRAFT = "draft", "Draft"

@@ -170,6 +170,11 @@ def _check_spec(spec: BatchSpec) -> HitHandler:
     handler = handler_for(spec.kind)
     if handler.built_from == BuiltFrom.RELEASE:
         raise BatchSpecError("expert batches are drawn from a release: use create_expert_batch --release DIR")
+    if handler.built_from == BuiltFrom.FOOLED:
+        raise BatchSpecError(
+            "model verdict validation batches are made from a syllabus batch: its page's 'Validate the "
+            "fooled verdicts' button, or its model_in_the_loop option's validation"
+        )
     if spec.provider not in Platform.values():
         raise BatchSpecError(
             f"unknown provider {spec.provider!r}; expected one of {', '.join(Platform.values())}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from django.db import transaction
 
@@ -168,24 +168,36 @@ def short_of_suggestions(batch: Batch) -> list[QAPair]:
     )
 
 
-def stage2_batch_for(stage1: Batch) -> Batch:
-    """The stage-2 batch that validates ``stage1``'s questions, created on first use.
+def stage2_batch_for(
+    stage1: Batch, kind: Optional[str] = None, reward_cents: Optional[int] = None, open_only: bool = False
+) -> Batch:
+    """The stage-2 batch that validates ``stage1``'s work, created on first use.
 
     It inherits the provider, corpus, worker requirements (``INHERITED_OPTIONS``) and, on the local
     crowd, the status of stage 1; ``stage1.options`` may set ``stage2_reward_cents`` and
     ``stage2_assignments``. On MTurk / Prolific it stays a draft until ``publish_pending_hits`` puts it
     on the platform with its first HIT.
 
+    Args:
+        kind: the stage-2 kind (default: the handler's ``stage2_kind``; a model verdict validation
+            batch passes its own).
+        reward_cents: the stage-2 reward when ``stage2_reward_cents`` is not set (default: stage 1's).
+        open_only: reuse only a child batch that is not completed or cancelled (else a new one).
+
     Raises:
         ValueError: ``stage1``'s kind has no stage 2.
     """
-    kind = handler_for(stage1.kind).stage2_kind
+    kind = kind or handler_for(stage1.kind).stage2_kind
     if kind is None:
         raise ValueError(f"Batch({stage1.pk}) is a {stage1.kind} batch: its questions have no stage 2")
     with transaction.atomic():
         Batch.objects.select_for_update().filter(pk=stage1.pk).first()
-        child = stage1.children.filter(kind=kind).order_by("pk").first()
+        children = stage1.children.filter(kind=kind)
+        if open_only:
+            children = children.exclude(status__in=[Batch.Status.COMPLETED, Batch.Status.CANCELLED])
+        child = children.order_by("pk").first()
         if child is None:
+            reward = stage1.reward_cents if reward_cents is None else reward_cents
             child = Batch.objects.create(
                 name=f"{stage1.name} - validation",
                 kind=kind,
@@ -193,7 +205,7 @@ def stage2_batch_for(stage1: Batch) -> Batch:
                 corpus=stage1.corpus,
                 parent=stage1,
                 title=handler_for(kind).default_title,
-                reward_cents=int(stage1.options.get("stage2_reward_cents", stage1.reward_cents)),
+                reward_cents=int(stage1.options.get("stage2_reward_cents", reward)),
                 assignments_per_hit=int(stage1.options.get("stage2_assignments", 1)),
                 time_limit_minutes=stage1.time_limit_minutes,
                 budget_cap_cents=stage1.budget_cap_cents,
@@ -207,6 +219,42 @@ def stage2_batch_for(stage1: Batch) -> Batch:
             if stage1.status == Batch.Status.PUBLISHED and not traits_for(child.provider).external:
                 child.publish()
     return child
+
+
+def validate_fooled_verdicts(parent: Batch) -> tuple[Batch, int]:
+    """Put every "fooled" pair of ``parent`` that no open validation batch holds into one (idempotent).
+
+    The validation batch is ``parent``'s child of its handler's ``verdict_validation_kind`` (made by
+    :func:`stage2_batch_for`, so it inherits provider and requirements as SciQ's stage 2 does). Its
+    reward, unless ``stage2_reward_cents`` says otherwise, is stage 1's reward per written pair: one
+    validation reads one pair. On MTurk / Prolific the new HITs are put on the platform; when the
+    platform refuses, the next sync publishes them.
+
+    Returns:
+        the validation batch and the number of HITs added now.
+
+    Raises:
+        ValueError: ``parent``'s kind has no verdict validation.
+    """
+    from annotation.services.verdict_validation import add_fooled_hits
+    from crowd.services.lifecycle import LifecycleError
+    from crowd.services.publishing import publish_pending_hits
+
+    handler = handler_for(parent.kind)
+    kind = handler.verdict_validation_kind
+    if kind is None:
+        raise ValueError(f"Batch({parent.pk}) is a {parent.kind} batch: its model verdicts are not validated")
+    per_pair = max(1, round(parent.reward_cents / max(1, handler.pairs_per_assignment)))
+    child = stage2_batch_for(parent, kind=kind, reward_cents=per_pair, open_only=True)
+    added = add_fooled_hits(child)
+    if added:
+        try:
+            publish_pending_hits(child)
+        except LifecycleError as exc:
+            logger.warning(
+                "Batch(%s): %d validation HITs not published yet (sync retries): %s", child.pk, added, exc
+            )
+    return child, added
 
 
 def on_question_accepted(pair: QAPair) -> HIT:

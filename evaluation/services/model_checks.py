@@ -52,6 +52,7 @@ class LoopSettings:
     system: str = "search"
     judge: str = "lexical"
     threshold: float = 0.3
+    validation: bool = False
 
     @property
     def version(self) -> str:
@@ -72,6 +73,7 @@ def loop_settings(batch: Batch) -> Optional[LoopSettings]:
         system=raw.get("system", "search"),
         judge=raw.get("judge", "lexical"),
         threshold=float(raw.get("threshold", 0.3)),
+        validation=bool(raw.get("validation", False)),
     )
 
 
@@ -200,6 +202,22 @@ def record_submission(assignment_id: int) -> dict[str, int]:
     return counts
 
 
+def validate_after_submission(assignment_id: int) -> dict[str, int]:
+    """Send the batch's new "fooled" pairs to its validation batch when its option says ``validation``.
+
+    Returns ``{"validation_hits": n}`` (the HITs added; empty when the option is off). Idempotent: a
+    pair already in an open validation batch is not added again.
+    """
+    batch = Batch.objects.filter(hits__assignments=assignment_id).first()
+    loop = loop_settings(batch) if batch is not None else None
+    if loop is None or not loop.validation:
+        return {}
+    from crowd.services.validation_hits import validate_fooled_verdicts
+
+    _child, added = validate_fooled_verdicts(batch)
+    return {"validation_hits": added}
+
+
 def _rates(
     rows: Iterable[tuple[str, str, str]], groups: Iterable[str] = qt.SYLLABUS_TYPES
 ) -> dict[str, dict[str, Any]]:
@@ -252,6 +270,27 @@ def fooled_rates(batch: Batch) -> dict[str, Any]:
         "calls": asked.aggregate(n=Sum("asks"))["n"] or 0,
         "latency_p50_ms": _nearest_rank(latencies, 50),
         "latency_p95_ms": _nearest_rank(latencies, 95),
+    }
+
+
+def validation_summary(batch: Batch) -> Optional[dict[str, Any]]:
+    """For the batch page: its verdict validation batches, the fooled pairs waiting for one, and how
+    many fooled verdicts were confirmed or disputed so far; None for a kind without verdict validation."""
+    from annotation.services.verdict_validation import fooled_pairs
+
+    kind = handler_for(batch.kind).verdict_validation_kind
+    if kind is None:
+        return None
+    checks = ModelCheck.objects.filter(
+        qa_pair__assignment__hit__batch=batch, verdict=ModelCheck.Verdict.FOOLED
+    ).values_list("validation", flat=True)
+    validations = list(checks)
+    return {
+        "batches": list(batch.children.filter(kind=kind).order_by("pk")),
+        "waiting": fooled_pairs(batch, kind).count(),
+        "fooled": len(validations),
+        "confirmed": validations.count(ModelCheck.Validation.CONFIRMED),
+        "disputed": validations.count(ModelCheck.Validation.DISPUTED),
     }
 
 

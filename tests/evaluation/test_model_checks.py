@@ -231,7 +231,12 @@ def test_launch_batch__sets_the_option_for_syllabus_batches_only(
         stdout=out,
     )
     batch = Batch.objects.get(pk=json.loads(out.getvalue().strip().splitlines()[-1])["batch"])
-    assert batch.options["model_in_the_loop"] == {"mode": "show", "system": "search", "judge": "rouge_l"}
+    assert batch.options["model_in_the_loop"] == {
+        "mode": "show",
+        "system": "search",
+        "judge": "rouge_l",
+        "validation": False,
+    }
     assert loop_settings(batch) == LoopSettings(mode="show", judge="rouge_l")
     with pytest.raises(CommandError, match="no model in the loop"):
         call_command(
@@ -292,6 +297,7 @@ def test_release__carries_the_checks_and_the_card_reports_rates(
             "model_verdict": check.verdict,
             "model_score": check.score,
             "model_latency_ms": check.latency_ms,
+            "model_validation": "",
         }
     # The CSV keeps the original SyllabusQA schema.
     header = (folder / "train.csv").read_text(encoding="utf-8").splitlines()[0]

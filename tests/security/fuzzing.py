@@ -96,6 +96,7 @@ ENDPOINTS = (
     Endpoint("locate-span", "POST", "/a/{token}/locate-span/", "anon", ("text",)),
     Endpoint("model-check", "POST", "/a/{token}/model-check/", "anon", ("card", "question", "answer")),
     Endpoint("model-check-poll", "GET", "/a/{token}/model-check/", "anon", ("card", "key")),
+    Endpoint("validate-verdicts", "POST", "/batches/{local_batch}/validate-verdicts/", "researcher", ("x",)),
     Endpoint("consent", "POST", "/a/{token}/consent/", "anon", ("consent",)),
     Endpoint("return", "POST", "/a/{token_other}/return/", "anon", ("x",)),
     Endpoint("preview", "GET", "/hit/preview/{hit}/", "anon", ("t", "token")),

@@ -132,7 +132,7 @@ class Command(JsonCommand):
             "--kind",
             required=True,
             # Expert batches answer a release's questions on the local crowd: create_expert_batch.
-            choices=kinds_where(lambda h: h.built_from != BuiltFrom.RELEASE),
+            choices=kinds_where(lambda h: h.built_from not in (BuiltFrom.RELEASE, BuiltFrom.FOOLED)),
             help="What workers do.",
         )
         parser.add_argument(
@@ -205,6 +205,12 @@ class Command(JsonCommand):
             help="How the model's answer is compared with the worker's (with --model-in-the-loop).",
         )
         parser.add_argument(
+            "--validate-verdicts",
+            action="store_true",
+            help="With --model-in-the-loop: send each submission's 'fooled' pairs to a second worker, who "
+            "confirms or disputes that the model was wrong (a model verdict validation batch).",
+        )
+        parser.add_argument(
             "--auto-approve-hours",
             type=int,
             metavar="H",
@@ -244,7 +250,10 @@ class Command(JsonCommand):
                 "mode": opts["model_in_the_loop"],
                 "system": "search",
                 "judge": opts["model_judge"],
+                "validation": bool(opts["validate_verdicts"]),
             }
+        elif opts["validate_verdicts"]:
+            raise CommandError("--validate-verdicts: turn the model in the loop on (--model-in-the-loop)")
         if opts["floor_wage"] is not None:
             options["floor_wage_cents_per_hour"] = cents(opts["floor_wage"], "--floor-wage") or 0
         if opts["auto_approve_hours"] is not None:
