@@ -18,7 +18,13 @@ def model_dir() -> Path:
 
 
 #: TrainConfig fields a job may also set (a small model trains in seconds: tests, trials).
-SMALL_MODEL_KNOBS = ("wordfreq_top_n", "include_wordnet_glosses", "tag_all_candidates", "n_jobs")
+SMALL_MODEL_KNOBS = (
+    "wordfreq_top_n",
+    "include_wordnet_nouns",
+    "include_wordnet_glosses",
+    "tag_all_candidates",
+    "n_jobs",
+)
 
 
 @shared_task(name="distractors.tasks.train_ranker", acks_late=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,17 +70,16 @@ class S3Server:
         self._moto_api("/moto-api/reset")
 
 
-@pytest.fixture
-def s3_server(
-    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[S3Server]:
-    """moto's S3 server on 127.0.0.1 (a free port); boto3 here reaches it through ``AWS_ENDPOINT_URL_S3``."""
+@contextmanager
+def running_s3_server(monkeypatch: pytest.MonkeyPatch, scratch: Path) -> Iterator[S3Server]:
+    """Run moto's S3 server on 127.0.0.1 (a free port) and point boto3 at it through ``monkeypatch``
+    (``AWS_ENDPOINT_URL_S3``, dummy credentials, no shared AWS config: ``scratch`` holds none)."""
     from moto.server import ThreadedMotoServer
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
-    none = Path(tmp_path_factory.mktemp("aws")) / "absent"
+    none = scratch / "absent"
     for name in AWS_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", str(none))
@@ -95,3 +95,12 @@ def s3_server(
         s3.stop_enforcing_iam()
         s3.reset()
         server.stop()
+
+
+@pytest.fixture
+def s3_server(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[S3Server]:
+    """moto's S3 server on 127.0.0.1 (a free port); boto3 here reaches it through ``AWS_ENDPOINT_URL_S3``."""
+    with running_s3_server(monkeypatch, Path(tmp_path_factory.mktemp("aws"))) as s3:
+        yield s3

@@ -87,6 +87,39 @@ def database_url() -> str:
 WorkerFactory = Callable[..., subprocess.Popen]
 
 
+def start_celery_worker(
+    queues: str, name: str, redis: Optional[str], var_dir: Path, log: Path
+) -> subprocess.Popen:
+    """A real ``celery worker`` process (node ``name@%h``) on the test database, with its own var dir;
+    without ``redis`` it uses the embedded file broker under ``var_dir``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CELERY_TASK_ALWAYS_EAGER")}
+    env["DATABASE_URL"] = database_url()
+    env["CROWDQA_VAR_DIR"] = str(var_dir)
+    if redis:
+        env["REDIS_URL"] = redis
+    with log.open("w") as output:
+        return subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queues, "-n", f"{name}@%h"]
+            + ["--pool", "solo", "--without-mingle", "--without-gossip", "--loglevel", "INFO"],
+            cwd=REPO,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def stop_processes(processes: list[subprocess.Popen]) -> None:
+    """Stop processes (SIGTERM, then SIGKILL after 20 s) and reap them."""
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
 @pytest.fixture
 def celery_worker_process(tmp_path: Path) -> Iterator[WorkerFactory]:
     """Start real ``celery worker`` processes; all are stopped after the test."""
@@ -95,47 +128,14 @@ def celery_worker_process(tmp_path: Path) -> Iterator[WorkerFactory]:
     def start(
         queues: str, name: str, redis: Optional[str], var_dir: Optional[Path] = None
     ) -> subprocess.Popen:
-        env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CELERY_TASK_ALWAYS_EAGER")}
-        env["DATABASE_URL"] = database_url()
-        env["CROWDQA_VAR_DIR"] = str(var_dir or tmp_path / name)
-        if redis:
-            env["REDIS_URL"] = redis
-        log = (tmp_path / f"{name}.log").open("w")
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "-Q",
-                queues,
-                "-n",
-                f"{name}@%h",
-                "--pool",
-                "solo",
-                "--without-mingle",
-                "--without-gossip",
-                "--loglevel",
-                "INFO",
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
+        process = start_celery_worker(
+            queues, name, redis, var_dir or tmp_path / name, tmp_path / f"{name}.log"
         )
         processes.append(process)
         return process
 
     yield start
-    for process in processes:
-        process.terminate()
-    for process in processes:
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    stop_processes(processes)
 
 
 @pytest.fixture
