@@ -20,11 +20,14 @@ The rule (docs/admission.md):
 3. Batch status, blocks, required qualifications (screening), the per-worker and per-document caps,
    free slots, expert-only batches and "never validate your own question" hold on every path. Slots,
    caps and HIT completion count only sessions the platform vouches for (``Assignment.vouched``): an
-   MTurk session counts once MTurk confirmed it as submitted work of that worker on that HIT.
+   MTurk session counts once MTurk confirmed it as submitted work of that worker on that HIT; before
+   that it counts for its worker's cap only on their arrivals from the same client address.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,6 +35,7 @@ from typing import Any, Optional
 
 from django.conf import settings
 from django.db.models import Q
+from django.utils import timezone
 
 from annotation.hits import handler_for
 from annotation.models import HIT, Assignment, Batch, QAPair
@@ -80,14 +84,51 @@ def check_platform(batch: Batch, worker: Worker) -> None:
         raise Refused("This batch is open to invited experts only.")
 
 
-def check_can_work(batch: Batch, worker: Worker, resuming: bool = False) -> None:
+def client_key(address: str) -> str:
+    """A keyed digest of a client's network address, kept on the sessions it opens (never the address).
+
+    Sessions opened from one address count together for their worker's cap before their platform
+    vouches for them (:func:`check_can_work`); the digest is keyed with the secret key so the stored
+    value does not give the address back. Empty for an unknown address.
+    """
+    if not address:
+        return ""
+    digest = hmac.new(settings.SECRET_KEY.encode(), f"client:{address}".encode(), hashlib.sha256)
+    return digest.hexdigest()[:32]
+
+
+def _unconfirmed_from(batch: Batch, worker: Worker, client: str) -> int:
+    """The worker's sessions in ``batch`` opened from ``client`` that may still become work that counts.
+
+    Not vouched for yet, and either open within their time limit or submitted and not found missing on
+    the platform by sync (``missing_on_platform``): a worker holding several HITs at once from one
+    browser has each of them counted for their cap before the platform confirms any.
+    """
+    if not client:
+        return 0
+    now = timezone.now()
+    open_now = Q(status=Assignment.Status.ACCEPTED) & (Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+    # (a negated key lookup would also drop rows without the key: SQL's NULL)
+    found = Q(platform_meta__missing_on_platform__isnull=True) | Q(platform_meta__missing_on_platform=False)
+    submitted = Q(status=Assignment.Status.SUBMITTED) & found
+    return (
+        Assignment.objects.filter(hit__batch=batch, worker=worker, vouched=False)
+        .filter(platform_meta__client=client)
+        .filter(open_now | submitted)
+        .count()
+    )
+
+
+def check_can_work(batch: Batch, worker: Worker, resuming: bool = False, client: str = "") -> None:
     """Raise :class:`Refused` when the worker may not take any (new) HIT of ``batch``.
 
     Checks the batch status (a paused batch still lets a worker resume what they hold), blocks, the
     required qualification (``options["required_qualification"]``, granted by a screening batch), the
-    per-worker total cap (SyllabusQA) and the budget cap. The caps count only work the platform vouches
-    for (:meth:`AssignmentQuerySet.vouched`): sessions under made-up MTurk ids, which anyone knowing a
-    worker id can open, never use up that worker's cap.
+    per-worker total cap (SyllabusQA) and the budget cap. The caps count work the platform vouches for
+    (:meth:`AssignmentQuerySet.vouched`), plus the worker's unconfirmed sessions opened from the same
+    client as this arrival (``client``, :func:`client_key`): sessions under made-up MTurk ids, which
+    anyone knowing a worker id can open from elsewhere, never use up that worker's cap, while a worker
+    who holds several HITs at once from one browser is counted for each (docs/admission.md).
     """
     open_statuses = (Batch.Status.PUBLISHED, Batch.Status.PAUSED) if resuming else (Batch.Status.PUBLISHED,)
     if batch.status not in open_statuses:
@@ -111,6 +152,7 @@ def check_can_work(batch: Batch, worker: Worker, resuming: bool = False) -> None
             .vouched()
             .count()
         )
+        held += _unconfirmed_from(batch, worker, client)
         if written + (held + 1) * per_hit > batch.max_pairs_per_worker:
             raise Refused(
                 "You have reached the maximum number of QA pairs for this batch. Thank you!", status=409
@@ -169,7 +211,7 @@ def parse(params: Mapping[str, str]) -> Optional[Arrival]:
         raise Refused(f"{exc}. Please open the HIT again from the platform.", status=400) from exc
 
 
-def admit_arrival(batch: Batch, arrival: Arrival) -> Admission:
+def admit_arrival(batch: Batch, arrival: Arrival, address: str = "") -> Admission:
     """Admit a platform arrival to ``batch``: an MTurk preview, accept, or a Prolific session.
 
     Security behavior: the arrival must come from the batch's platform and name one of its HITs
@@ -183,9 +225,12 @@ def admit_arrival(batch: Batch, arrival: Arrival) -> Admission:
     place). MTurk cannot confirm an ``assignmentId`` before it is submitted, so each id is its own
     unconfirmed session (one row and draft per id, bound to the worker and HIT it came with; another
     worker or HIT with it -> 403): a new id never takes over, returns or reads the worker's session,
-    unconfirmed sessions hold no slot and use up no cap (MTurk's MaxAssignments is the slot count, so
-    made-up ids never leave a genuine worker "no free slot"), and work under an id is confirmed with
-    MTurk (same worker, same HIT) by sync or before it is approved or paid (``crowd.services.review``).
+    unconfirmed sessions hold no slot (MTurk's MaxAssignments is the slot count, so made-up ids never
+    leave a genuine worker "no free slot") and count for the worker's cap only on arrivals from the
+    same client address (``address``, kept as a keyed digest): a worker holding several HITs at once
+    is capped, and made-up ids opened elsewhere never use up their cap. Work under an id is confirmed
+    with MTurk (same worker, same HIT) by sync or before it is approved or paid
+    (``crowd.services.review``).
 
     Raises:
         Refused: with the message and status to show.
@@ -202,9 +247,10 @@ def admit_arrival(batch: Batch, arrival: Arrival) -> Admission:
         if arrival.preview:
             return Admission(hit=hit)
         worker = Worker.objects.get_or_create_for(arrival.platform, arrival.worker_id)
-        assignment = assigning.claim_platform_assignment(
-            batch, hit, worker, arrival.assignment_ref, dict(arrival.meta)
-        )
+        meta = dict(arrival.meta)
+        if not traits.vouches_at_arrival and address:
+            meta["client"] = client_key(address)
+        assignment = assigning.claim_platform_assignment(batch, hit, worker, arrival.assignment_ref, meta)
         return Admission(assignment=assignment)
     if not batch.platform_ref or arrival.hit_ref != batch.platform_ref:
         raise Refused(f"This link belongs to another {traits.short_name} study.", status=403)

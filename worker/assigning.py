@@ -253,7 +253,8 @@ def claim_platform_assignment(
                     "You already have this HIT open in another session. Please go back to that session.",
                     status=409,
                 )
-            admission.check_can_work(batch, worker)  # the worker's caps, counted under their row lock
+            # the worker's caps, counted under their row lock (with their sessions from the same client)
+            admission.check_can_work(batch, worker, client=(meta or {}).get("client", ""))
             reason = admission.hit_refusal(batch, worker, locked_hit)
             if reason:
                 raise ClaimRefused(reason, status=409)

@@ -30,6 +30,7 @@ from annotation.drafts import REVISIONS_FIELD, parse_revisions
 from annotation.hits import FormCheck, HitConflict, HitHandler, handler_for
 from annotation.models import HIT, Assignment, Batch, Document, IllegalTransition
 from annotation.permissions import can_view
+from config.request_guard import client_ip
 from crowd.models import BatchPlatformState, Consent
 from crowd.providers.factory import config_from
 from crowd.providers.traits import arriving_platforms, completion_for, traits_for
@@ -112,7 +113,8 @@ def arrive(request: HttpRequest, batch_id: int) -> HttpResponse:
     (:func:`worker.admission.admit_arrival`): only the batch's own platform, only its HITs
     or study, the platform's session id as the credential (a worker id alone opens nothing; each
     MTurk ``assignmentId`` is a session of its own that never takes over another, and counts for
-    slots and caps only once MTurk vouched for it), ``turkSubmitTo`` only on MTurk's worker hosts,
+    slots only once MTurk vouched for it, and for the worker's cap before that only on arrivals from
+    the same client address), ``turkSubmitTo`` only on MTurk's worker hosts,
     and slots, caps, qualifications and own-question exclusion under the HIT's row lock. Refusals are
     4xx pages that say why.
     """
@@ -129,7 +131,7 @@ def arrive(request: HttpRequest, batch_id: int) -> HttpResponse:
                 "or use the invite link a researcher sent you.",
                 status=403,
             )
-        admitted = admission.admit_arrival(batch, arrival)
+        admitted = admission.admit_arrival(batch, arrival, client_ip(request))
     except admission.Refused as exc:
         return _message(request, "Not available", str(exc), status=exc.status)
     if admitted.assignment is None:

@@ -33,6 +33,8 @@ fake_mturk_server = fixtures.fake_mturk_server
 pytestmark = pytest.mark.django_db
 
 MTURK = "https://www.mturk.com"
+ATTACKER_ADDRESS = "203.0.113.66"
+"""Where made-up ids come from: not the genuine worker's browser (the test client's 127.0.0.1)."""
 
 
 def _launch(settings: Any, hits: int, assignments: int, **spec: Any) -> Batch:
@@ -68,7 +70,7 @@ def _answers(hit: HIT, index: int) -> dict[str, str]:
 
 def _forge(batch: Batch, hit: HIT, assignment_id: str, worker_id: str, submit: bool = False) -> Any:
     """Arrive as ``worker_id`` with a made-up ``assignmentId`` (only the public HIT id is needed)."""
-    client = Client()
+    client = Client(REMOTE_ADDR=ATTACKER_ADDRESS)
     params = {
         "assignmentId": assignment_id,
         "hitId": hit.platform_ref,

@@ -19,7 +19,7 @@ from annotation.services.batches import passages_free_for_hits
 from crowd.services.review import ReviewError, approve_assignment
 from crowd.services.sync import sync_batch
 from tests.fakes import fixtures
-from tests.security.test_mturk_sessions import MTURK, Genuine, _launch
+from tests.security.test_mturk_sessions import ATTACKER_ADDRESS, MTURK, Genuine, _launch
 
 aws_credentials = fixtures.aws_credentials
 fake_mturk_server = fixtures.fake_mturk_server
@@ -37,7 +37,7 @@ def _forge_about(batch: Batch, hit: HIT, assignment_id: str, worker_id: str, cho
     Returns:
         The submit's response.
     """
-    client = Client()
+    client = Client(REMOTE_ADDR=ATTACKER_ADDRESS)
     params = {
         "assignmentId": assignment_id,
         "hitId": hit.platform_ref,

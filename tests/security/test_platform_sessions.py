@@ -115,3 +115,79 @@ def test_local__per_worker_cap_holds_under_concurrent_claims() -> None:
             breaches.append((run, count))
         Assignment.objects.filter(worker=worker).update(status=Assignment.Status.RETURNED)
     assert breaches == []
+
+
+GENUINE_ADDRESS = "198.51.100.7"
+ATTACKER_ADDRESS = "203.0.113.66"
+
+
+def _mturk_batch(hits: int) -> Batch:
+    """An MTurk SciQ batch of ``hits`` HITs (known platform ids), each worker capped at one question."""
+    make_textbook("tb", [f"{text} (Part {n}.)" for n in range(hits) for text in PASSAGES])
+    batch = create_batch(BatchSpec(kind="sciq_question", corpus="tb", provider="mturk", limit=hits))
+    for position, hit in enumerate(batch.hits.order_by("position")):
+        hit.platform_ref = f"RACEHIT{position}"
+        hit.save(update_fields=["platform_ref"])
+    batch.max_pairs_per_worker = 1
+    batch.save()
+    batch.publish()
+    return batch
+
+
+def _accept(batch: Batch, position: int, assignment_id: str, worker_id: str, address: str) -> Any:
+    """An MTurk arrival on the batch's ``position``-th HIT from the client at ``address``."""
+    params = {
+        "assignmentId": assignment_id,
+        "hitId": f"RACEHIT{position}",
+        "workerId": worker_id,
+        "turkSubmitTo": "https://www.mturk.com",
+    }
+    return Client(REMOTE_ADDR=address).get(f"/hit/{batch.pk}/", params)
+
+
+@pytest.mark.django_db
+def test_mturk__cap_counts_the_hits_a_worker_holds_at_once_but_not_made_up_ids_from_elsewhere() -> None:
+    batch = _mturk_batch(hits=4)
+    # Someone who knows the worker id holds three HITs in their name from another address.
+    assert _accept(batch, 0, "SQUAT0000000000000000000000001", "CAPPED", ATTACKER_ADDRESS).status_code == 302
+    for position in (1, 2):
+        refused = _accept(
+            batch, position, f"SQUAT00000000000000000000000{position}1", "CAPPED", ATTACKER_ADDRESS
+        )
+        assert refused.status_code == 409  # their own made-up sessions cap them
+    # The genuine worker is still admitted; a second HIT held at once from their browser is over the cap.
+    assert _accept(batch, 1, "GENUINE000000000000000000000001", "CAPPED", GENUINE_ADDRESS).status_code == 302
+    second = _accept(batch, 2, "GENUINE000000000000000000000002", "CAPPED", GENUINE_ADDRESS)
+    assert second.status_code == 409 and "maximum number" in second.content.decode()
+    # Reloading the session they hold still opens it.
+    assert _accept(batch, 1, "GENUINE000000000000000000000001", "CAPPED", GENUINE_ADDRESS).status_code == 302
+    # A session past its time limit, or submitted work sync found missing on MTurk, no longer counts.
+    held = Assignment.objects.get(platform_ref="GENUINE000000000000000000000001")
+    Assignment.objects.filter(pk=held.pk).update(status=Assignment.Status.SUBMITTED)
+    assert _accept(batch, 2, "GENUINE000000000000000000000003", "CAPPED", GENUINE_ADDRESS).status_code == 409
+    Assignment.objects.filter(pk=held.pk).update(
+        platform_meta={**held.platform_meta, "missing_on_platform": True}
+    )
+    assert _accept(batch, 2, "GENUINE000000000000000000000004", "CAPPED", GENUINE_ADDRESS).status_code == 302
+    assert "client" in held.platform_meta and GENUINE_ADDRESS not in str(held.platform_meta)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_mturk__per_worker_cap_holds_when_one_worker_accepts_many_hits_at_once() -> None:
+    """20 runs: one MTurk worker capped at one question arrives on 8 HITs at once (8 assignment ids)."""
+    skip_unless_threads_share_the_database()
+    batch = _mturk_batch(hits=8)
+    breaches = []
+    for run in range(20):
+        worker_id = f"RACER{run}"
+        barrier = threading.Barrier(8)
+
+        def arrive(position: int, worker_id: str = worker_id, barrier: threading.Barrier = barrier) -> None:
+            barrier.wait()
+            _accept(batch, position, f"{worker_id}X{position:024d}", worker_id, GENUINE_ADDRESS)
+
+        run_in_threads(arrive, ((position,) for position in range(8)))
+        count = Assignment.objects.filter(worker__platform_id=worker_id).count()
+        if count != 1:
+            breaches.append((run, count))
+    assert breaches == []
