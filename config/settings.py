@@ -281,6 +281,11 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "expire-overdue-assignments": {"task": "annotation.tasks.expire_overdue_assignments", "schedule": 60.0},
     "requeue-lost-followups": {"task": "annotation.tasks.requeue_lost_followups", "schedule": 120.0},
+    # Model checks of submissions whose job was never queued (the broker was down at submit).
+    "model-loop-requeue-unchecked": {
+        "task": "evaluation.loop_tasks.requeue_unchecked_submissions",
+        "schedule": 300.0,
+    },
     "crowd-sync-batches": {
         "task": "crowd.tasks.sync_batches",
         "schedule": float(os.environ.get("CROWDQA_SYNC_SECONDS", "300")),

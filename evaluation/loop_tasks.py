@@ -45,3 +45,11 @@ def model_check_submission(assignment_id: int) -> dict[str, int]:
     counts = record_submission(assignment_id)
     counts.update(validate_after_submission(assignment_id))
     return counts
+
+
+@shared_task(name="evaluation.loop_tasks.requeue_unchecked_submissions", acks_late=True)
+def requeue_unchecked_submissions() -> dict[str, list[int]]:
+    """Queue again the model checks that never ran (the broker was down at submit; periodic)."""
+    from evaluation.services.model_checks import requeue_unchecked
+
+    return {"assignments": requeue_unchecked()}

@@ -262,11 +262,14 @@ def _after_commit(assignment_id: int, asks_model: bool = False, batch_id: Option
         )
     if asks_model:
         try:
-            from evaluation.loop_tasks import model_check_submission
+            from evaluation.services.model_checks import queue_submission_check
 
-            model_check_submission.delay(assignment_id)
-        except Exception:  # noqa: BLE001 - the model in the loop fails open: the pairs stay unchecked
-            logger.exception("could not queue the model checks of Assignment(%s)", assignment_id)
+            queue_submission_check(assignment_id)
+        except Exception:  # noqa: BLE001 - the model in the loop fails open: the sweep queues it again
+            logger.exception(
+                "could not queue the model checks of Assignment(%s); the model-loop sweep re-queues them",
+                assignment_id,
+            )
 
 
 def _after_submit(request: HttpRequest, assignment: Assignment) -> HttpResponse:

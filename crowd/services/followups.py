@@ -162,8 +162,9 @@ def queue_validation_hit(pair_id: int, connection: Any = None) -> None:
     )
 
 
-def _lost(task_ids: dict[str, int], now: Any) -> list[int]:
-    """The objects whose follow-up has no result, or a STARTED one older than the time limit."""
+def lost(task_ids: dict[str, int], now: Any) -> list[int]:
+    """The objects whose follow-up has no result, or a STARTED one older than the time limit (``task_ids``:
+    deterministic task id -> object id; the model in the loop's sweep uses it too)."""
     results = dict(TaskResult.objects.filter(task_id__in=list(task_ids)).values_list("task_id", "status"))
     stale = set(
         TaskResult.objects.filter(
@@ -195,7 +196,7 @@ def requeue_lost_followups(now: Optional[Any] = None, connection: Any = None) ->
         .order_by("pk")
         .values_list("pk", flat=True)
     )
-    pairs = _lost({validation_hit_id(pk): pk for pk in accepted}, now)
+    pairs = lost({validation_hit_id(pk): pk for pk in accepted}, now)
     for pk in assignments:
         queue_after_submission(pk, connection=connection)
     for pk in pairs:

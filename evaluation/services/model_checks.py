@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from django.db.models import F, Sum
 
 from annotation import question_types as qt
-from annotation.hits import handler_for
+from annotation.hits import handler_for, kinds_where
 from annotation.hits.syllabus_qa import CARD_TYPES
 from annotation.models import Assignment, Batch, ModelCheck, QAPair
 
@@ -200,6 +200,66 @@ def record_submission(assignment_id: int) -> dict[str, int]:
         counts["asked"] += 1
     logger.info("Assignment(%s): model checks %s", assignment_id, counts)
     return counts
+
+
+def submission_check_id(assignment_id: int) -> str:
+    """The Celery task id of a submission's model checks: the sweep finds a lost one by it."""
+    return f"model_check_submission:{assignment_id}"
+
+
+def queue_submission_check(assignment_id: int, connection: Any = None) -> None:
+    """Queue the model checks of a stored submission under its deterministic task id.
+
+    Raises:
+        Exception: whatever the broker raises; the caller logs it and :func:`requeue_unchecked` queues
+            the job again later.
+    """
+    from evaluation.loop_tasks import model_check_submission
+
+    model_check_submission.apply_async(
+        args=[assignment_id], task_id=submission_check_id(assignment_id), connection=connection
+    )
+
+
+def requeue_unchecked(now: Optional[Any] = None, connection: Any = None) -> list[int]:
+    """Queue again the model checks of submissions whose job never ran (periodic; idempotent).
+
+    A submission of a batch with the model in the loop on, submitted between the follow-up sweep's
+    window (``crowd.services.followups.SWEEP_WINDOW``) and its time limit ago, with a pair that has no
+    check, is queued again when its job left no result (queueing failed at submit: the broker was down;
+    or a killed worker lost the message) or a ``STARTED`` one older than the time limit. A job that ran
+    and found the model down has a result, so a broken model is not asked again every sweep: its pairs
+    stay "not checked yet". Returns the assignment ids queued.
+    """
+    from django.utils import timezone
+
+    from crowd.services.followups import SWEEP_WINDOW, lost, time_limit
+
+    now = now or timezone.now()
+    rows = (
+        Assignment.objects.filter(
+            submitted_at__gte=now - SWEEP_WINDOW,
+            submitted_at__lt=now - time_limit(),
+            hit__batch__kind__in=kinds_where(lambda h: h.model_in_the_loop),
+            qa_pairs__model_check__isnull=True,
+        )
+        .values_list("pk", "hit__batch_id")
+        .distinct()
+        .order_by("pk")
+    )
+    batches: dict[int, bool] = {}
+    owed: dict[str, int] = {}
+    for pk, batch_id in rows:
+        if batch_id not in batches:
+            batches[batch_id] = loop_settings(Batch.objects.get(pk=batch_id)) is not None
+        if batches[batch_id]:
+            owed[submission_check_id(pk)] = pk
+    queued = lost(owed, now)
+    for pk in queued:
+        queue_submission_check(pk, connection=connection)
+    if queued:
+        logger.warning("model in the loop: re-queued the checks of submissions %s", queued)
+    return queued
 
 
 def validate_after_submission(assignment_id: int) -> dict[str, int]:

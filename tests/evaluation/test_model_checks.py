@@ -310,3 +310,55 @@ def test_release__carries_the_checks_and_the_card_reports_rates(
     for name in qt.SYLLABUS_TYPES:
         n = sum(r["model_verdict"] == "fooled" for r in rows if r["question_type"] == name)
         assert f"| {name} | {qt.PAIRS_PER_TYPE} | {n} | {n / qt.PAIRS_PER_TYPE:.3f} |" in section
+
+
+def test_sweep__queues_again_the_checks_the_broker_lost_at_submit(
+    client: Any,
+    loop_hit: dict[str, Any],
+    eager: None,
+    django_capture_on_commit_callbacks: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from datetime import timedelta
+
+    from django_celery_results.models import TaskResult
+
+    from crowd.services.followups import time_limit
+    from evaluation import loop_tasks
+    from evaluation.services.model_checks import requeue_unchecked, submission_check_id
+
+    def down(*_args: Any, **_kwargs: Any) -> Any:
+        raise ConnectionError("broker down")
+
+    with monkeypatch.context() as broken:
+        broken.setattr(loop_tasks.model_check_submission, "apply_async", down)
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(loop_hit["url"], form_fields(loop_hit["cards"]))
+    assert response.status_code in (200, 302)  # the submission is stored all the same
+    assignment = loop_hit["assignment"]
+    assignment.refresh_from_db()
+    assert QAPair.objects.filter(assignment=assignment).count() == len(CARD_TYPES)
+    assert not ModelCheck.objects.exists()
+    assert fooled_rates(loop_hit["batch"])["unchecked"] == len(CARD_TYPES)
+    # Not before the follow-up time limit (the job may just be slow), nor once the window is over.
+    assert requeue_unchecked(now=assignment.submitted_at + time_limit() / 2) == []
+    assert requeue_unchecked(now=assignment.submitted_at + timedelta(days=2)) == []
+    # A job that ran (it left a result) is not queued again, even if the model gave no answer.
+    row = TaskResult.objects.create(task_id=submission_check_id(assignment.pk), status="SUCCESS")
+    later = assignment.submitted_at + time_limit() + timedelta(seconds=1)
+    assert requeue_unchecked(now=later) == []
+    # A batch whose model in the loop was turned off since is left alone.
+    row.delete()
+    batch = loop_hit["batch"]
+    options = dict(batch.options)
+    batch.options = {**options, "model_in_the_loop": {"mode": "off"}}
+    batch.save()
+    assert requeue_unchecked(now=later) == []
+    batch.options = options
+    batch.save()
+    # Lost: queued again, and the job (run inline here) checks every pair; then nothing is owed.
+    assert requeue_unchecked(now=later) == [assignment.pk]
+    assert ModelCheck.objects.filter(qa_pair__assignment=assignment).count() == len(CARD_TYPES)
+    assert fooled_rates(batch)["unchecked"] == 0
+    assert requeue_unchecked(now=later) == []
+    assert loop_tasks.requeue_unchecked_submissions() == {"assignments": []}
