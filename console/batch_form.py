@@ -113,11 +113,12 @@ class NewBatchForm(forms.Form):
         label="Cap: QA pairs per worker per syllabus", min_value=1, required=False
     )
     quiz = forms.IntegerField(
-        label="Screening quiz questions",
+        label="Known-answer questions per HIT",
         min_value=0,
         max_value=MAX_QUIZ_QUESTIONS,
         required=False,
-        help_text="Screening batches: questions with known answers, graded after submission (empty: 3).",
+        help_text="Questions on the syllabus from its reference pairs, graded after submission. Screening: "
+        "advice (empty: 3). Syllabus QA: gold answers the quality-check thresholds act on (empty: none).",
     )
     model_loop = forms.ChoiceField(
         label="Model in the loop",
@@ -242,8 +243,8 @@ class NewBatchForm(forms.Form):
                 self.add_error("documents", f"Not in corpus {data['corpus'].name}: {shown}")
         if (data.get("model_loop") or "off") != "off" and not (handler and handler.model_in_the_loop):
             self.add_error("model_loop", "Only syllabus QA batches have a model in the loop.")
-        if data.get("quiz") and not (handler and handler.has_quiz):
-            self.add_error("quiz", "A quiz is for screening batches only.")
+        if data.get("quiz") and not (handler and (handler.has_quiz or handler.gold_quiz)):
+            self.add_error("quiz", "Known-answer questions are for screening and syllabus QA batches only.")
         limit = data.get("time_limit")
         if limit is None and handler:
             limit = data["time_limit"] = default_time_limit(kind)
@@ -274,6 +275,8 @@ class NewBatchForm(forms.Form):
         gold = {key: data[key] for key in GOLD_FIELDS if data.get(key) is not None}
         if gold and data["kind"] in serving_kinds():
             options = {**options, **gold}
+        elif gold and data["kind"] in quiz_gold_kinds():
+            options = {**options, **{k: v for k, v in gold.items() if k in THRESHOLD_FIELDS}}
         return BatchSpec(
             kind=data["kind"],
             corpus=data["corpus"].name,
@@ -325,11 +328,12 @@ def field_kinds() -> dict[str, list[str]]:
         "max_pairs_per_document": list(
             kinds_where(lambda h: h.built_from == BuiltFrom.DOCUMENTS and not h.has_quiz)
         ),
-        "quiz": list(kinds_where(lambda h: h.has_quiz)),
+        "quiz": list(kinds_where(lambda h: h.has_quiz or h.gold_quiz)),
         "model_loop": list(kinds_where(lambda h: h.model_in_the_loop)),
         "model_judge": list(kinds_where(lambda h: h.model_in_the_loop)),
         "model_validate": list(kinds_where(lambda h: h.verdict_validation_kind is not None)),
         **{name: serving_kinds() for name in GOLD_FIELDS},
+        **{name: serving_kinds() + quiz_gold_kinds() for name in THRESHOLD_FIELDS},
     }
 
 
@@ -342,6 +346,13 @@ GOLD_FIELDS = (
     "attention_block_failures",
 )
 """Form fields stored under the same ``Batch.options`` key (crowd.gold reads them)."""
+THRESHOLD_FIELDS = ("gold_warn_below", "gold_block_below", "gold_min_answers")
+"""Those that also act on a syllabus QA batch's known-answer questions (it has no items or rates)."""
+
+
+def quiz_gold_kinds() -> list[str]:
+    """Kinds whose known-answer questions count as gold (syllabus QA)."""
+    return kinds_where(lambda h: h.gold_quiz)
 
 
 def serving_kinds() -> list[str]:

@@ -22,6 +22,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from django.views.generic import DetailView, TemplateView
 
+from annotation.hits import handler_for
 from annotation.models import Assignment, Batch, IllegalTransition, ModelCheck, ScreeningGrade
 from annotation.permissions import ResearcherRequiredMixin, researcher_action
 from crowd.invites import create_invites
@@ -101,6 +102,8 @@ class AssignmentDetailView(ResearcherRequiredMixin, DetailView):
         context["span_pages"] = sorted({s.page for s in spans if s.page})
         # Advisory quiz grade of a screening submission (None before grading or without a quiz).
         context["screening_grade"] = ScreeningGrade.objects.filter(assignment=assignment).first()
+        # A syllabus QA batch's known-answer questions: the same grade, counted as gold answers.
+        context["quiz_is_gold"] = handler_for(assignment.hit.batch.kind).gold_quiz
         context["kept_reason"] = self.request.session.pop(REASON_KEY.format(pk=assignment.pk), "")
         context["platform_traits"] = traits_for(assignment.hit.batch.provider)
         return context

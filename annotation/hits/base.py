@@ -115,6 +115,10 @@ class HitHandler(abc.ABC):
     pairs_per_assignment: ClassVar[int] = 0
     #: its HITs carry a quiz on the syllabus, graded after submission.
     has_quiz: ClassVar[bool] = False
+    #: its batches may carry known-answer questions on the syllabus (the quiz's questions, from the
+    #: syllabus's reference pairs, shown on every HIT of the batch and graded the same way), counted as
+    #: the worker's gold answers (:mod:`crowd.services.gold`).
+    gold_quiz: ClassVar[bool] = False
     #: an approved assignment qualifies its worker for batches that require this batch (screening).
     qualifies_workers: ClassVar[bool] = False
     #: only invited experts may work on it; their answers are the human baseline, not crowd data.

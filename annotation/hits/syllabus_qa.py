@@ -219,6 +219,10 @@ class SyllabusQAHandler(HitHandler):
     pairs_per_assignment = qt.PAIRS_PER_SYLLABUS_HIT
     model_in_the_loop = True
     verdict_validation_kind = Batch.Kind.VERDICT_VALIDATION
+    gold_quiz = True
+    #: the heading of the known-answer questions above the cards, and what a missing answer says.
+    quiz_heading = "Questions about this syllabus"
+    quiz_missing = "Answer question {number} about the syllabus."
 
     def __init__(self, options: Optional[SyllabusQAOptions] = None) -> None:
         self.options = options or SyllabusQAOptions()
@@ -259,7 +263,12 @@ class SyllabusQAHandler(HitHandler):
         }
 
     def accepts_field(self, name: str) -> bool:
-        """``qa-{i}-question_type|question|answer|span-{j}[-start|-end|-page]|step-{j}`` for i < 14, j < 5."""
+        """``qa-{i}-question_type|question|answer|span-{j}[-start|-end|-page]|step-{j}`` for i < 14, j < 5,
+        and ``quiz-{k}-answer`` for k < ``MAX_QUIZ_QUESTIONS`` (kept only where the HIT asks question k:
+        :meth:`check`)."""
+        quiz = _QUIZ_FIELD.match(name)
+        if quiz:
+            return int(quiz.group("k")) < MAX_QUIZ_QUESTIONS
         match = _FIELD.match(name)
         return bool(match) and int(match.group("i")) < N_CARDS
 
@@ -328,7 +337,11 @@ class SyllabusQAHandler(HitHandler):
             "pages": pages,
             "has_pdf": bool(document.pdf),
             "cards": cards,
-            "quiz": [],
+            "quiz": [
+                {"k": k, "number": k + 1, "question": q.question, "name": quiz_answer_field(k)}
+                for k, q in enumerate(quiz_questions_for(hit))
+            ],
+            "quiz_heading": self.quiz_heading,
             "no_answer_text": qt.NO_ANSWER_TEXT,
             "min_question_words": self.options.min_question_words,
         }
@@ -360,6 +373,7 @@ class SyllabusQAHandler(HitHandler):
         document = hit.document
         if document is None:
             raise ValueError(f"HIT({hit.pk}) of a syllabus batch has no document")
+        self._check_quiz(hit, form)
         normalized: NormalizedDocument = normalize_document(document.text)
         pairs: list[SyllabusQAPair] = []
         results: list[SyllabusQAResult] = []
@@ -410,6 +424,19 @@ class SyllabusQAHandler(HitHandler):
             ]
         return form
 
+    def _check_quiz(self, hit: HIT, form: FormCheck) -> None:
+        """An answer to every known-answer question the HIT shows; answers to questions it does not show
+        are dropped from the submission, so a HIT without them stores exactly the form contract
+        (docs/reference/hit-forms.md)."""
+        asked = len(quiz_questions_for(hit))
+        for name in [n for n in form.fields if _QUIZ_FIELD.match(n)]:
+            match = _QUIZ_FIELD.match(name)
+            if match and int(match.group("k")) >= asked:
+                del form.fields[name]
+        for k in range(asked):
+            if not str(form.fields.get(quiz_answer_field(k), "") or "").strip():
+                form.error(quiz_answer_field(k), self.quiz_missing.format(number=k + 1))
+
     def store(self, assignment: Assignment, check: FormCheck) -> None:
         """One QAPair per card with its spans (exact offsets, page) and steps, in the view's transaction."""
         document = assignment.hit.document
@@ -447,41 +474,19 @@ class ScreeningHandler(SyllabusQAHandler):
     """The screening HIT: the syllabus QA HIT plus a short quiz on the same syllabus.
 
     The quiz questions (``annotation.services.batches.add_quiz``) come from the syllabus's reference pairs;
-    their ``quiz-{k}-answer`` fields are graded after submission
-    (``annotation.screening.grader``). A syllabus QA batch never sees these fields, so its form is
-    exactly the contract of docs/reference/hit-forms.md. An approved screening assignment qualifies its
-    worker for the batches that require this one.
+    their ``quiz-{k}-answer`` fields are graded after submission (``annotation.screening.grader``), as
+    advice for the researcher who approves the worker. A syllabus QA batch shows the same questions only
+    when the researcher asked for known-answer questions (``launch_batch --quiz``, ``attach_gold
+    --questions``), where they count as gold. An approved screening assignment qualifies its worker for
+    the batches that require this one.
     """
 
     default_title = "Screening: write 14 questions and answers about a course syllabus"
     has_quiz = True
+    gold_quiz = False
     qualifies_workers = True
     #: a screening HIT measures the worker, so no model helps them.
     model_in_the_loop = False
     verdict_validation_kind = None
-
-    def accepts_field(self, name: str) -> bool:
-        """The syllabus HIT's fields plus ``quiz-{k}-answer`` for k < ``MAX_QUIZ_QUESTIONS``."""
-        quiz = _QUIZ_FIELD.match(name)
-        if quiz:
-            return int(quiz.group("k")) < MAX_QUIZ_QUESTIONS
-        return super().accepts_field(name)
-
-    def context(self, hit: HIT, assignment: Optional[Assignment], token: str) -> dict[str, Any]:
-        """The syllabus HIT's context with the HIT's quiz questions."""
-        context = super().context(hit, assignment, token)
-        context["quiz"] = [
-            {"k": k, "number": k + 1, "question": q.question, "name": quiz_answer_field(k)}
-            for k, q in enumerate(quiz_questions_for(hit))
-        ]
-        return context
-
-    def check(self, hit: HIT, assignment: Assignment, fields: Fields) -> FormCheck:
-        """The syllabus HIT's checks, and an answer to every quiz question."""
-        form = super().check(hit, assignment, fields)
-        for k in range(len(quiz_questions_for(hit))):
-            if not str(fields.get(quiz_answer_field(k), "") or "").strip():
-                form.error(quiz_answer_field(k), f"Answer screening question {k + 1}.")
-        if not form.ok:
-            form.cleaned = None
-        return form
+    quiz_heading = "Screening questions"
+    quiz_missing = "Answer screening question {number}."

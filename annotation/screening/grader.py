@@ -142,16 +142,18 @@ def _train(root: Path) -> Any:
 
 
 def grade_screening_assignment(assignment: Assignment) -> Optional[ScreeningGrade]:
-    """Grade a screening submission's quiz and store it (one row per assignment, updated on a re-run).
+    """Grade a screening submission's quiz, or a syllabus QA submission's known-answer questions, and
+    store it (one row per assignment, updated on a re-run).
 
     Args:
-        assignment: a submitted (or reviewed) assignment of a screening batch.
+        assignment: a submitted (or reviewed) assignment of a screening or syllabus QA batch.
 
     Returns:
         The stored grade, or None when the assignment is not a screening one or its HIT has no quiz.
     """
     hit = assignment.hit
-    if not handler_for(hit.batch.kind).has_quiz:
+    handler = handler_for(hit.batch.kind)
+    if not (handler.has_quiz or handler.gold_quiz):
         return None
     questions = quiz_questions_for(hit)
     if not questions:

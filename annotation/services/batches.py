@@ -52,8 +52,9 @@ class BatchSpec:
         documents: for syllabus and screening batches, the document names to use (empty: all).
         parent: for stage-2 batches, the stage-1 batch whose accepted questions are validated.
         options: free-form settings kept on the batch (completion codes, qualification names...).
-        quiz: screening batches only: quiz questions per HIT drawn from the syllabus's imported reference
-            pairs (None: :data:`DEFAULT_QUIZ_QUESTIONS`; 0: no quiz).
+        quiz: quiz questions per HIT drawn from the syllabus's imported reference pairs. Screening
+            batches: None is :data:`DEFAULT_QUIZ_QUESTIONS`, 0 no quiz. Syllabus QA batches: known-answer
+            questions counted as the worker's gold answers (None or 0: none).
         quiz_seed: the seed of the quiz questions' choice (same seed and pairs, same questions).
     """
 
@@ -153,6 +154,8 @@ def create_batch(spec: BatchSpec, created_by: Any = None) -> Batch:
         if handler.has_quiz:
             n = DEFAULT_QUIZ_QUESTIONS if spec.quiz is None else spec.quiz
             add_quiz(batch, n, spec.quiz_seed)
+        elif handler.gold_quiz and spec.quiz:
+            add_quiz(batch, spec.quiz, spec.quiz_seed)
     logger.info("created Batch(%s) %s with %d HITs", batch.pk, batch.kind, count)
     return batch
 
@@ -185,8 +188,8 @@ def _check_spec(spec: BatchSpec) -> HitHandler:
         raise BatchSpecError(f"--limit must be at least 1, got {spec.limit}")
     if spec.quiz is not None and not 0 <= spec.quiz <= MAX_QUIZ_QUESTIONS:
         raise BatchSpecError(f"--quiz must be between 0 and {MAX_QUIZ_QUESTIONS}, got {spec.quiz}")
-    if spec.quiz and not handler.has_quiz:
-        raise BatchSpecError(f"--quiz is for screening batches only, not {spec.kind!r}")
+    if spec.quiz and not (handler.has_quiz or handler.gold_quiz):
+        raise BatchSpecError(f"--quiz is for screening and syllabus QA batches only, not {spec.kind!r}")
     return handler
 
 
@@ -415,7 +418,8 @@ def quiz_questions_for(hit: HIT) -> list[QuizQuestion]:
         ValueError: when ``Batch.options["quiz"]`` holds a malformed question (names the batch).
     """
     batch = hit.batch
-    if not handler_for(batch.kind).has_quiz or hit.document_id is None:
+    handler = handler_for(batch.kind)
+    if not (handler.has_quiz or handler.gold_quiz) or hit.document_id is None:
         return []
     stored = (batch.options or {}).get(QUIZ_OPTION) or {}
     rows = (stored.get("by_document") or {}).get(str(hit.document_id), [])

@@ -1,7 +1,8 @@
 """The work that follows stored submissions, done for many submissions at once.
 
 What follows a submission: complete its HIT once every slot holds submitted work, run the heuristic QC
-the page did not run, grade a screening quiz or an answer to a gold or attention item, emit the
+the page did not run, grade a screening quiz, a syllabus HIT's known-answer questions or an answer to a
+gold or attention item, emit the
 ``submission.received`` (and ``batch.completed``) webhook events, and set ``followed_up_at`` last.
 The jobs in :mod:`crowd.followup_tasks` call :func:`follow_up` with one submission (the sweep's and
 the per-submission job) or with every pending submission of a batch (:func:`pending`, the batched
@@ -97,13 +98,18 @@ def _own_steps(row: dict[str, Any], handler: Any) -> dict[str, Any]:
         )
         results = qc_queryset(pairs)
         summary.update(pairs=len(results), flagged=sum(1 for r in results if r["flags"]))
-    if handler.has_quiz:
+    if handler.has_quiz or handler.gold_quiz:
         from annotation.screening.grader import grade_screening_assignment
 
         grade = grade_screening_assignment(
             Assignment.objects.select_related("hit__batch").get(pk=assignment_id)
         )
-        summary["quiz"] = grade.score_label if grade is not None else None
+        if handler.has_quiz:
+            summary["quiz"] = grade.score_label if grade is not None else None
+        elif grade is not None:  # a syllabus QA HIT's known-answer questions count as gold answers
+            from crowd.services.gold import grade_quiz_assignment
+
+            summary["gold"] = grade_quiz_assignment(grade)
     if handler.serves_gold:
         from crowd.services.gold import grade_assignment
 

@@ -26,9 +26,22 @@ def _median(values: list[float]) -> Optional[float]:
 
 
 def quality_items(batch: Batch) -> Optional[dict[str, Any]]:
-    """The batch's gold and attention items (attached, served) and its thresholds; None without any."""
+    """The batch's gold and attention items (attached, served), or a syllabus QA batch's known-answer
+    questions per HIT (``questions``), and its thresholds; None without any."""
+    from annotation.hits import handler_for
     from crowd.gold import Thresholds
 
+    limits = Thresholds.from_options(batch.options)
+    if handler_for(batch.kind).gold_quiz:
+        questions = ((batch.options or {}).get("quiz") or {}).get("n") or 0
+        if not questions:
+            return None
+        return {
+            "questions": questions,
+            "warn_below": limits.warn_below,
+            "block_below": limits.block_below,
+            "min_answers": limits.min_answers,
+        }
     items = GoldItem.objects.filter(batch=batch).order_by()
     attached = dict(items.values_list("kind").annotate(n=Count("pk")).values_list("kind", "n"))
     if not attached:
@@ -36,7 +49,6 @@ def quality_items(batch: Batch) -> Optional[dict[str, Any]]:
     served = dict(
         items.filter(hit__isnull=False).values_list("kind").annotate(n=Count("pk")).values_list("kind", "n")
     )
-    limits = Thresholds.from_options(batch.options)
     return {
         **{
             kind: {"attached": attached.get(kind, 0), "served": served.get(kind, 0)}

@@ -16,6 +16,14 @@ Why each step is where it is:
   handed to them whatever the platform says, then on the platform through
   :func:`crowd.services.review.block_worker`, the block action the researcher's buttons use. A platform
   refusal is kept on the standing (``block_error``) and the local block stays.
+
+A syllabus QA batch carries gold another way: its page is a 14-card writing task, not one pair to judge,
+so a known-answer item cannot be one page among others. Instead every HIT of the batch shows the same
+short block of questions about its syllabus (``launch_batch --quiz N`` or ``attach_gold --questions N``),
+drawn from the syllabus's reference pairs exactly as the screening quiz draws them and graded after
+submission by the screening quiz's grader (:mod:`annotation.screening.grader`). Since every HIT shows
+them, no HIT stands out as the checked one. Each graded question counts as one gold answer in the
+worker's :class:`GoldStanding` (:func:`grade_quiz_assignment`), so the same thresholds act.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from collections.abc import Sequence
 from typing import Any, Optional
 
 from django.db import transaction
+from django.db.models import Sum
 
 from annotation import question_types as qt
 from annotation.hits import handler_for
@@ -38,6 +47,7 @@ from annotation.models import (
     GoldStanding,
     Passage,
     QAPair,
+    ScreeningGrade,
     Validation,
     sha256_text,
 )
@@ -227,9 +237,10 @@ def update_standing(batch: Batch, worker: Worker) -> GoldStanding:
     )
     gold = [passed for kind, passed in answers if kind == GOLD]
     attention = [passed for kind, passed in answers if kind == ATTENTION]
+    quiz_n, quiz_correct = _quiz_counts(batch, worker)
     decided = standing(
-        len(gold),
-        sum(gold),
+        len(gold) + quiz_n,
+        sum(gold) + quiz_correct,
         len(attention),
         sum(not p for p in attention),
         Thresholds.from_options(batch.options),
@@ -246,6 +257,29 @@ def update_standing(batch: Batch, worker: Worker) -> GoldStanding:
     return record
 
 
+def _quiz_counts(batch: Batch, worker: Worker) -> tuple[int, int]:
+    """Known-answer questions on the syllabus a worker answered in ``batch`` (graded ones, an unanswered
+    one counting as wrong and an ``uncertain`` grade left out, as the screening quiz counts) and how
+    many were graded correct; vouched sessions only, as for items."""
+    if not handler_for(batch.kind).gold_quiz:
+        return 0, 0
+    totals = ScreeningGrade.objects.filter(
+        assignment__hit__batch=batch,
+        assignment__worker=worker,
+        assignment__vouched=True,
+        status=ScreeningGrade.Status.GRADED,
+    ).aggregate(n=Sum("n_graded"), correct=Sum("n_correct"))
+    return totals["n"] or 0, totals["correct"] or 0
+
+
+def grade_quiz_assignment(grade: ScreeningGrade) -> dict[str, Any]:
+    """Recount the standing of the worker of a syllabus submission whose known-answer questions were
+    just graded (:func:`annotation.screening.grader.grade_screening_assignment`), and act on it."""
+    assignment = Assignment.objects.select_related("hit__batch", "worker").get(pk=grade.assignment_id)
+    record = update_standing(assignment.hit.batch, assignment.worker)
+    return {"item": "questions", "score": grade.score_label, "standing": record.state}
+
+
 def recount_confirmed(assignment_id: int) -> None:
     """Recount the standing of a just confirmed session's worker when it answered an item."""
     answer = (
@@ -253,6 +287,14 @@ def recount_confirmed(assignment_id: int) -> None:
     )
     if answer is not None:
         update_standing(answer.item.batch, answer.worker)
+        return
+    graded = (
+        ScreeningGrade.objects.filter(assignment_id=assignment_id)
+        .select_related("assignment__hit__batch", "assignment__worker")
+        .first()
+    )
+    if graded is not None and handler_for(graded.assignment.hit.batch.kind).gold_quiz:
+        update_standing(graded.assignment.hit.batch, graded.assignment.worker)
 
 
 def _block(record: GoldStanding, worker: Worker) -> None:

@@ -79,7 +79,7 @@ def test_bad_values__each_field_named_and_values_kept(researcher) -> None:  # ty
             "reward": "-1",
             "assignments": "0",
             "documents": "bio101\nnot-a-syllabus",
-            "quiz": "2",
+            "quiz": "11",
             "time_limit": "x\x00",
             "title": "Keep this title",
             "action": "estimate",
@@ -87,7 +87,12 @@ def test_bad_values__each_field_named_and_values_kept(researcher) -> None:  # ty
     )
     page = response.content.decode()
     assert response.status_code == 400 and Batch.objects.count() == 0
-    for label in ("Reward per assignment (USD)", "Workers per HIT", "Documents", "Screening quiz questions"):
+    for label in (
+        "Reward per assignment (USD)",
+        "Workers per HIT",
+        "Documents",
+        "Known-answer questions per HIT",
+    ):
         assert f"{label}:" in page
     assert "Not in corpus syl: not-a-syllabus" in page and "Time limit per HIT (minutes):" in page
     assert 'value="Keep this title"' in page and "not-a-syllabus</textarea>" in page

@@ -52,8 +52,8 @@ def test_create_batch__screening_gets_quiz_from_reference_pairs(screening: dict[
     assert quiz_questions_for(again.hits.get()) == quiz  # same seed, same pairs: same questions
     none = create_batch(BatchSpec(kind=Batch.Kind.SCREENING, corpus=CORPUS, limit=1, quiz=0))
     assert quiz_questions_for(none.hits.get()) == []
-    with pytest.raises(BatchSpecError, match="screening batches only"):
-        create_batch(BatchSpec(kind=Batch.Kind.SYLLABUS_QA, corpus=CORPUS, quiz=2))
+    with pytest.raises(BatchSpecError, match="screening and syllabus QA batches only"):
+        create_batch(BatchSpec(kind=Batch.Kind.SCIQ_QUESTION, corpus=CORPUS, quiz=2))
 
 
 def test_get__screening_page_shows_quiz_above_the_cards(client: Any, screening: dict[str, Any]) -> None:
@@ -66,12 +66,14 @@ def test_get__screening_page_shows_quiz_above_the_cards(client: Any, screening: 
     syllabus_hit = create_batch(BatchSpec(kind=Batch.Kind.SYLLABUS_QA, corpus=CORPUS, limit=1)).hits.get()
     handler = handler_for(Batch.Kind.SYLLABUS_QA)
     assert handler.context(syllabus_hit, None, "preview-token")["quiz"] == []
-    # a syllabus QA submission keeps the HIT form contract (docs/reference/hit-forms.md) exactly: quiz
-    # fields are not even read
+    # a syllabus QA HIT without known-answer questions keeps the HIT form contract
+    # (docs/reference/hit-forms.md) exactly: a quiz field it did not ask is dropped by the check
     body = QueryDict(mutable=True)
     body.update({**form_fields(screening["cards"]), "quiz-0-answer": "dropped"})
-    assert "quiz-0-answer" not in handler.fields_from(body)
+    fields = handler.fields_from(body)
     assert "quiz-0-answer" in handler_for(Batch.Kind.SCREENING).fields_from(body)
+    handler.check(syllabus_hit, screening["assignment"], fields)
+    assert "quiz-0-answer" not in fields
 
 
 def test_post__missing_quiz_answer_rerenders_with_message_and_keeps_fields(

@@ -1,4 +1,5 @@
-"""``manage.py attach_gold``: gold and attention items for a SciQ validation batch, with its thresholds."""
+"""``manage.py attach_gold``: gold and attention items for a SciQ validation batch, or known-answer
+questions for a syllabus QA batch, with the batch's thresholds."""
 
 from __future__ import annotations
 
@@ -8,9 +9,12 @@ from typing import Any, Optional
 from django.core.management.base import CommandError, CommandParser
 
 from annotation.batch_options import BatchOptionsError
+from annotation.hits import handler_for
 from annotation.importers.errors import ImportDataError
 from annotation.importers.mcq import read_sciq
 from annotation.models import Batch, GoldItem
+from annotation.screening.quiz import MAX_QUIZ_QUESTIONS
+from annotation.services.batches import QUIZ_OPTION, add_quiz
 from config.commands import JsonCommand
 from crowd.gold import (
     DEFAULT_ATTENTION_FAILURES,
@@ -45,7 +49,8 @@ class Command(JsonCommand):
     help = (
         "Attach gold items (known verdicts) and attention items (instructed responses) to a SciQ "
         "validation batch (or the validation batch of a SciQ question batch), served among its real HITs "
-        "at the rates given, and set the gold accuracy under which a worker is flagged or blocked."
+        "at the rates given, or known-answer questions on the syllabus to every HIT of a syllabus QA "
+        "batch (--questions N), and set the gold accuracy under which a worker is flagged or blocked."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -72,6 +77,16 @@ class Command(JsonCommand):
         )
         parser.add_argument("--attention-n", type=int, default=0, help="Attention items drawn from SciQ.")
         parser.add_argument("--seed", type=int, default=0, help="Seed of the SciQ draws.")
+        parser.add_argument(
+            "--questions",
+            type=int,
+            metavar="N",
+            help="Syllabus QA batches: known-answer questions per HIT from each syllabus's reference "
+            f"pairs, shown on every HIT and counted as gold (1 to {MAX_QUIZ_QUESTIONS}; 0 removes them).",
+        )
+        parser.add_argument(
+            "--questions-seed", type=int, default=0, help="Seed of the known-answer questions' choice."
+        )
         parser.add_argument("--gold-rate", type=_percent, help="Gold items served per 100 real HITs.")
         parser.add_argument(
             "--attention-rate", type=_percent, help="Attention items served per 100 real HITs."
@@ -106,18 +121,17 @@ class Command(JsonCommand):
             raise CommandError(f"--bad-share must be between 0 and 1, got {opts['bad_share']}")
         if (opts["gold_n"] or opts["attention_n"]) and not opts["sciq"]:
             raise CommandError("--gold-n and --attention-n draw from SciQ: give --sciq DIR")
+        if handler_for(batch.kind).gold_quiz:
+            self._syllabus(batch, opts)
+            return
+        if opts["questions"] is not None:
+            raise CommandError(f"--questions is for syllabus QA batches; Batch({batch.pk}) is {batch.kind}")
         specs = self._specs(opts)
         try:
             target = target_batch(batch)
         except GoldSetupError as exc:
             raise CommandError(str(exc)) from exc
-        settings = {key: opts[name] for name, key in SETTINGS.items() if opts[name] is not None}
-        if settings:
-            target.options = {**target.options, **settings}
-            try:
-                target.save(update_fields=["options"])
-            except BatchOptionsError as exc:
-                raise CommandError(str(exc)) from exc
+        self._save_settings(target, opts)
         try:
             result = attach_items(target, specs)
         except GoldSetupError as exc:
@@ -135,6 +149,60 @@ class Command(JsonCommand):
                 f"Batch({target.pk}): {result['attached']} item(s) attached "
                 f"({result['skipped']} already there), {result['served']} served now, "
                 f"{summary['unserved']} waiting for real HITs"
+            ],
+        )
+
+    def _save_settings(self, target: Batch, opts: dict[str, Any], names: tuple[str, ...] = ()) -> None:
+        settings = {
+            key: opts[name]
+            for name, key in SETTINGS.items()
+            if opts[name] is not None and (not names or name in names)
+        }
+        if settings:
+            target.options = {**target.options, **settings}
+            try:
+                target.save(update_fields=["options"])
+            except BatchOptionsError as exc:
+                raise CommandError(str(exc)) from exc
+
+    def _syllabus(self, batch: Batch, opts: dict[str, Any]) -> None:
+        """Known-answer questions on each HIT's syllabus (the screening quiz's draw), and the thresholds."""
+        item_options = [
+            f"--{name.replace('_', '-')}"
+            for name in ("file", "sciq", "gold_n", "attention_n", "gold_rate", "attention_rate")
+            if opts[name]
+        ]
+        if item_options:
+            raise CommandError(
+                f"Batch({batch.pk}) is a syllabus QA batch: its gold is known-answer questions on each "
+                f"HIT's syllabus (--questions N); {', '.join(item_options)} are for SciQ validation batches"
+            )
+        if opts["attention_block"] is not None:
+            raise CommandError("--attention-block: a syllabus QA batch has no attention items")
+        questions = opts["questions"]
+        if questions is not None and not 0 <= questions <= MAX_QUIZ_QUESTIONS:
+            raise CommandError(f"--questions must be between 0 and {MAX_QUIZ_QUESTIONS}, got {questions}")
+        if questions is None and not (batch.options.get(QUIZ_OPTION) or {}).get("n"):
+            raise CommandError(f"Batch({batch.pk}) has no known-answer questions yet: give --questions N")
+        self._save_settings(batch, opts, ("warn_below", "block_below", "min_answers"))
+        if questions is not None:
+            add_quiz(batch, questions, opts["questions_seed"])
+        quiz = batch.options.get(QUIZ_OPTION) or {}
+        by_document = quiz.get("by_document") or {}
+        documents = batch.hits.values("document").distinct().count()
+        summary = {
+            "batch": batch.pk,
+            "questions": quiz.get("n", 0),
+            "documents": documents,
+            "documents_with_questions": len(by_document),
+            "documents_without": documents - len(by_document),
+            "options": {key: batch.options[key] for key in SETTINGS.values() if key in batch.options},
+        }
+        self.emit(
+            summary,
+            [
+                f"Batch({batch.pk}): {quiz.get('n', 0)} known-answer question(s) per HIT on "
+                f"{len(by_document)} of {documents} syllabi (the others have no usable reference pair)"
             ],
         )
 

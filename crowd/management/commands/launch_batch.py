@@ -112,10 +112,22 @@ def gold_options(opts: dict[str, Any]) -> dict[str, Any]:
     if given:
         handler = handler_for(opts["kind"])
         stage2 = handler.stage2_kind
-        if not (handler.serves_gold or (stage2 is not None and handler_for(stage2).serves_gold)):
+        if handler.gold_quiz:
+            items = [
+                flag
+                for flag, (_, _, key) in GOLD_FLAGS.items()
+                if key in given and key in ("gold_rate", "attention_rate", "attention_block_failures")
+            ]
+            if items:
+                raise CommandError(
+                    f"{', '.join(items)}: a {opts['kind']} batch's gold is known-answer questions on "
+                    "its syllabus (--quiz N), not items served at a rate"
+                )
+        elif not (handler.serves_gold or (stage2 is not None and handler_for(stage2).serves_gold)):
             raise CommandError(
                 f"--gold-*/--attention-*: a {opts['kind']} batch serves no gold or attention items "
-                "(SciQ question batches do, in their validation stage)"
+                "(SciQ question batches do, in their validation stage; syllabus QA batches take "
+                "known-answer questions, --quiz N)"
             )
     return given
 
@@ -171,8 +183,9 @@ class Command(JsonCommand):
             "--quiz",
             type=int,
             metavar="N",
-            help="Screening only: N questions with known answers (imported reference pairs of the syllabus) "
-            "above the 14 cards, graded automatically after submission (default 3; 0: no quiz).",
+            help="N questions with known answers (imported reference pairs of the syllabus) above the 14 "
+            "cards, graded automatically after submission. Screening: advice (default 3; 0: no quiz). "
+            "Syllabus QA: gold answers that --gold-warn-below/--gold-block-below act on (default none).",
         )
         parser.add_argument("--quiz-seed", type=int, default=0, help="Seed of the quiz questions' choice.")
         parser.add_argument("--title", default="", help="Title shown to workers.")
