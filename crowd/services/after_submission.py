@@ -2,8 +2,8 @@
 
 What follows a submission: complete its HIT once every slot holds submitted work, run the heuristic QC
 the page did not run, grade a screening quiz, a syllabus HIT's known-answer questions or an answer to a
-gold or attention item, emit the
-``submission.received`` (and ``batch.completed``) webhook events, and set ``followed_up_at`` last.
+gold or attention item, emit the ``submission.received`` (and ``batch.completed``) webhook events, and
+set ``followed_up_at`` last.
 The jobs in :mod:`crowd.followup_tasks` call :func:`follow_up` with one submission (the sweep's and
 the per-submission job) or with every pending submission of a batch (:func:`pending`, the batched
 job); the steps shared by the submissions run once (one read, one UPDATE completing the HITs, one
