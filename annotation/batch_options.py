@@ -118,6 +118,10 @@ class BatchOptions(_Object):
     gold_min_answers: Optional[Count] = _key(
         "a whole number >= 0", "gold answers a worker gives before the gold thresholds act (default 5)"
     )
+    gold_warn_message: Optional[StrictBool] = _key(
+        "true or false",
+        "message a worker once when the quality checks first flag them (default true)",
+    )
     attention_block_failures: Optional[Count] = _key(
         "a whole number >= 0", "failed attention items that block a worker (default 2; 0: never)"
     )

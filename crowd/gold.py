@@ -174,6 +174,50 @@ def standing(
     return Standing(gold_n, gold_correct, attention_n, attention_failed, state, "; ".join(reasons))
 
 
+def failures(gold_n: int, gold_correct: int, attention_failed: int) -> int:
+    """Wrong gold answers plus failed attention items: what a re-block after a manual unblock waits for
+    more of (:func:`needs_block`)."""
+    return (gold_n - gold_correct) + attention_failed
+
+
+def needs_block(
+    state: str, was_state: str, worker_blocked: bool, failures_now: int, failures_at_block: Optional[int]
+) -> bool:
+    """Whether a recount must block the worker.
+
+    On the move into ``blocked``, yes. A worker whose standing was already blocked but who is no longer
+    blocked was unblocked by a researcher: that decision stands until a new failure arrives (more wrong
+    gold answers or failed attention items than when the standing last blocked them); a right answer,
+    or the same answers recounted (a retried job, a confirmed session), never undoes it.
+    """
+    if state != BLOCKED or worker_blocked:
+        return False
+    if was_state != BLOCKED:
+        return True
+    return failures_at_block is None or failures_now > failures_at_block
+
+
+def warning_message(title: str, gold_n: int, gold_correct: int, attention_failed: int) -> tuple[str, str]:
+    """The subject and text of the one message a flagged worker gets: what was seen, in the worker's
+    terms (never which questions were the checks), and what happens if it goes on."""
+    parts = []
+    if gold_n and gold_correct < gold_n:
+        parts.append(
+            f"Some questions in this task have known answers; {gold_correct} of your {gold_n} answers to "
+            "them were right."
+        )
+    if attention_failed:
+        parts.append(
+            "A question asked for a particular answer to show that it was read, and the answer given did "
+            "not follow it."
+        )
+    parts.append(
+        "Please read each question and the instructions carefully before you answer. If this goes on, "
+        "you may no longer be able to work on this task."
+    )
+    return f"About your answers in “{title}”"[:200], " ".join(parts)
+
+
 def sciq_gold(
     records: Iterable[Any], n: int, bad_share: float = 0.3, seed: int = 0, where: str = "sciq"
 ) -> list[GoldSpec]:

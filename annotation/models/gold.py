@@ -93,6 +93,18 @@ class GoldStanding(models.Model):
     block_error = models.TextField(
         blank=True, help_text="Why the platform refused the block (the local block stands)."
     )
+    failures_at_block = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Wrong gold answers plus failed attention items when the standing last blocked the "
+        "worker: after a researcher unblocks them, only a failure beyond these blocks again.",
+    )
+    warning_sent_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the worker was sent the warning message (once per batch; set before sending).",
+    )
+    warning_error = models.TextField(blank=True, help_text="Why the warning message could not be sent.")
     updated = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -15,7 +15,13 @@ Why each step is where it is:
   and, when the state becomes ``blocked``, blocks the worker: locally first, so no further HIT is
   handed to them whatever the platform says, then on the platform through
   :func:`crowd.services.review.block_worker`, the block action the researcher's buttons use. A platform
-  refusal is kept on the standing (``block_error``) and the local block stays.
+  refusal is kept on the standing (``block_error``) and the local block stays. A researcher who
+  unblocks such a worker by hand is not overruled by the next recount: only a failure beyond those
+  that blocked them blocks again (:func:`crowd.gold.needs_block`).
+* **Warn**: when the state becomes ``warned``, the worker gets one message (``gold_warn_message``,
+  default on) through the batch page's message action (:func:`crowd.services.messaging.message_worker`:
+  a local worker's inbox, or the platform). Its claim (``warning_sent_at``) is stored with the standing
+  before the message is sent, so it goes at most once per batch; a refusal is kept (``warning_error``).
 
 A syllabus QA batch carries gold another way: its page is a 14-card writing task, not one pair to judge,
 so a known-answer item cannot be one page among others. Instead every HIT of the batch shows the same
@@ -34,6 +40,7 @@ from typing import Any, Optional
 
 from django.db import transaction
 from django.db.models import Sum
+from django.utils import timezone
 
 from annotation import question_types as qt
 from annotation.hits import handler_for
@@ -51,7 +58,19 @@ from annotation.models import (
     Validation,
     sha256_text,
 )
-from crowd.gold import ATTENTION, BLOCKED, GOLD, GoldSpec, Thresholds, due, grade, standing
+from crowd.gold import (
+    ATTENTION,
+    GOLD,
+    WARNED,
+    GoldSpec,
+    Thresholds,
+    due,
+    failures,
+    grade,
+    needs_block,
+    standing,
+    warning_message,
+)
 from crowd.models import Worker
 
 logger = logging.getLogger(__name__)
@@ -245,15 +264,28 @@ def update_standing(batch: Batch, worker: Worker) -> GoldStanding:
         sum(not p for p in attention),
         Thresholds.from_options(batch.options),
     )
+    failed = failures(decided.gold_n, decided.gold_correct, decided.attention_failed)
     with transaction.atomic():
         record, _ = GoldStanding.objects.select_for_update().get_or_create(batch=batch, worker=worker)
-        newly_blocked = decided.state == BLOCKED and record.state != BLOCKED
+        blocked_now = Worker.objects.filter(pk=worker.pk).values_list("blocked", flat=True).first()
+        block = needs_block(decided.state, record.state, bool(blocked_now), failed, record.failures_at_block)
+        if block:
+            record.failures_at_block = failed
+        warn = (
+            decided.state == WARNED
+            and record.warning_sent_at is None
+            and batch.options.get("gold_warn_message", True)
+        )
+        if warn:  # claimed before sending, so a retried job or a recount never sends it twice
+            record.warning_sent_at = timezone.now()
         record.gold_n, record.gold_correct = decided.gold_n, decided.gold_correct
         record.attention_n, record.attention_failed = decided.attention_n, decided.attention_failed
         record.state, record.reason = decided.state, decided.reason
         record.save()
-    if newly_blocked:
+    if block:
         _block(record, worker)
+    if warn:
+        _warn(record, worker, batch)
     return record
 
 
@@ -310,6 +342,27 @@ def _block(record: GoldStanding, worker: Worker) -> None:
         Worker.objects.filter(pk=worker.pk).update(blocked=True, block_reason=reason)
         GoldStanding.objects.filter(pk=record.pk).update(block_error=str(exc)[:1000])
         logger.warning("Worker(%s) blocked locally; the platform refused: %s", worker.pk, exc)
+
+
+def _warn(record: GoldStanding, worker: Worker, batch: Batch) -> None:
+    """Send the flagged worker the warning message through the batch's messaging (a local worker's
+    inbox, or the platform); a refusal is kept on the standing and not retried (the message is owed
+    once, and its claim is already stored)."""
+    from crowd.services.messaging import message_worker
+    from crowd.services.review import ReviewError
+
+    subject, text = warning_message(
+        batch.title or batch.name, record.gold_n, record.gold_correct, record.attention_failed
+    )
+    try:
+        message_worker(worker, batch, subject, text)
+    except ReviewError as exc:
+        GoldStanding.objects.filter(pk=record.pk).update(warning_error=str(exc)[:1000])
+        logger.warning(
+            "Worker(%s) flagged on Batch(%s); the warning was not sent: %s", worker.pk, batch.pk, exc
+        )
+    else:
+        logger.info("Worker(%s) flagged on Batch(%s) and sent the warning", worker.pk, batch.pk)
 
 
 def standings(batch: Batch) -> dict[int, GoldStanding]:
