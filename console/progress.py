@@ -35,12 +35,18 @@ PLACE_STATES: tuple[tuple[str, str], ...] = (
     ("free", "Free"),
     ("active", "Working now"),
     ("awaiting_review", "Awaiting review"),
+    ("unconfirmed", "Unconfirmed by the platform"),
     ("approved", "Approved"),
     ("rejected", "Rejected"),
     ("returned", "Returned"),
     ("timed_out", "Timed out"),
 )
-"""Place states in display order, with their labels (``returned`` and ``timed_out`` freed their place)."""
+"""Place states in display order, with their labels (``returned`` and ``timed_out`` freed their place).
+
+``active`` and ``awaiting_review`` count sessions the platform vouches for; ``unconfirmed`` counts the
+MTurk sessions open or submitted that MTurk has not confirmed yet (sync or review confirm them): they
+hold no place, and some may be made-up ids (docs/admission.md).
+"""
 
 
 def _hit_label(hit: HIT) -> str:
@@ -61,20 +67,26 @@ def live_progress(batch: Batch, now: Optional[datetime] = None) -> dict[str, Any
     Returns:
         ``places`` (list of ``{"state", "label", "n"}`` in :data:`PLACE_STATES` order, plus ``total``),
         ``hits`` (totals by status and up to :data:`MAX_HITS` rows ``{"position", "label", "status",
-        "taken", "submitted", "max"}``), ``working_now`` (``{"worker", "hit", "minutes", "minutes_left"}``),
+        "taken", "unconfirmed", "submitted", "max"}``: ``taken`` counts places held by sessions the
+        platform vouches for, ``unconfirmed`` the live sessions it has not confirmed yet), ``working_now``
+        (``{"worker", "confirmed", "hit", "minutes", "minutes_left"}``),
         ``cost`` (formatted amounts), ``qc`` (pairs, flagged pairs, the commonest problem codes) and, for
         SciQ validation batches, ``short_of_suggestions`` (questions offered fewer than six); ``jobs``: the
         batch's publish, sync and pay jobs (``crowd.services.batch_jobs.jobs_of``: done, left, error).
     """
     now = now or timezone.now()
-    by_status = Counter(
-        dict(
-            Assignment.objects.filter(hit__batch=batch)
-            .order_by()
-            .values_list("status")
-            .annotate(n=Count("pk"))
-        )
-    )
+    by_status: Counter[str] = Counter()
+    vouched_for: Counter[str] = Counter()
+    for status, vouched, n in (
+        Assignment.objects.filter(hit__batch=batch)
+        .order_by()
+        .values_list("status", "vouched")
+        .annotate(n=Count("pk"))
+    ):
+        by_status[status] += n
+        vouched_for[status] += n if vouched else 0
+    in_progress = (Assignment.Status.ACCEPTED, Assignment.Status.SUBMITTED)
+    unconfirmed = sum(by_status[status] - vouched_for[status] for status in in_progress)
     hits = list(
         batch.hits.with_live_count()
         .annotate(n_submitted=Count("assignments", filter=Q(assignments__submitted_at__isnull=False)))
@@ -84,8 +96,9 @@ def live_progress(batch: Batch, now: Optional[datetime] = None) -> dict[str, Any
     open_places = sum(max(0, h.max_assignments - h.n_live) for h in hits if h.status == HIT.Status.OPEN)
     counts = {
         "free": open_places if batch.status == Batch.Status.PUBLISHED else 0,
-        "active": by_status[Assignment.Status.ACCEPTED],
-        "awaiting_review": by_status[Assignment.Status.SUBMITTED],
+        "active": vouched_for[Assignment.Status.ACCEPTED],
+        "awaiting_review": vouched_for[Assignment.Status.SUBMITTED],
+        "unconfirmed": unconfirmed,
         "approved": by_status[Assignment.Status.APPROVED],
         "rejected": by_status[Assignment.Status.REJECTED],
         "returned": by_status[Assignment.Status.RETURNED],
@@ -122,6 +135,7 @@ def live_progress(batch: Batch, now: Optional[datetime] = None) -> dict[str, Any
                     "label": _hit_label(h)[:80],
                     "status": h.get_status_display(),
                     "taken": h.n_live,
+                    "unconfirmed": h.n_unconfirmed,
                     "submitted": h.n_submitted,
                     "max": h.max_assignments,
                 }
@@ -131,6 +145,7 @@ def live_progress(batch: Batch, now: Optional[datetime] = None) -> dict[str, Any
         "working_now": [
             {
                 "worker": a.worker.pseudonym,
+                "confirmed": a.vouched,
                 "hit": a.hit.position + 1,
                 "minutes": _minutes((now - a.accepted_at).total_seconds()),
                 "minutes_left": _minutes((a.expires_at - now).total_seconds()) if a.expires_at else None,

@@ -149,12 +149,16 @@ class HITQuerySet(models.QuerySet):
     """Queries over HITs shared by the local crowd, the platform entry points and the dashboards."""
 
     def with_live_count(self) -> HITQuerySet:
-        """Annotate ``n_live``: assignments holding a slot (not returned or expired)."""
+        """Annotate ``n_live``: assignments holding a slot (not returned or expired, and vouched for by
+        their platform), and ``n_unconfirmed``: live sessions their platform has not vouched for yet.
+
+        Unconfirmed MTurk sessions hold no slot (anyone who knows a worker id can open one under a
+        made-up ``assignmentId``), so dashboards show them apart from the places taken.
+        """
+        live = ~Q(assignments__status__in=[Assignment.Status.RETURNED, Assignment.Status.EXPIRED])
         return self.annotate(
-            n_live=models.Count(
-                "assignments",
-                filter=~Q(assignments__status__in=[Assignment.Status.RETURNED, Assignment.Status.EXPIRED]),
-            )
+            n_live=models.Count("assignments", filter=live & Q(assignments__vouched=True)),
+            n_unconfirmed=models.Count("assignments", filter=live & Q(assignments__vouched=False)),
         )
 
     def available_for(self, worker: Any) -> HITQuerySet:

@@ -8,10 +8,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from annotation.models import Assignment, Batch
+from annotation.services.batches import BatchSpec, create_batch
 from console.progress import live_progress
 from crowd.services import validation_hits
 from tests.annotation.test_stage2_suggestions import _Fixed, submitted_question
-from tests.factories import make_researcher, make_worker
+from tests.factories import make_researcher, make_textbook, make_worker
 from worker.assigning import claim_next
 
 pytestmark = pytest.mark.django_db
@@ -74,3 +76,47 @@ def test_batch_page__hourly_pay_from_seconds_long_work_carries_a_note() -> None:
     assert 'id="hourly-note"' in html and "not a real pay rate" in html
     Assignment.objects.filter(pk=pair.assignment_id).update(time_on_task_seconds=600)
     assert 'id="hourly-note"' not in client.get(f"/batches/{pair.assignment.hit.batch_id}/").content.decode()
+
+
+def test_live_progress__unconfirmed_sessions_shown_apart_holding_no_place(client: Client) -> None:
+    """Made-up MTurk ids are sessions MTurk has not confirmed: counted apart, never as places taken."""
+    batch = _mturk_batch()
+    hit = batch.hits.get()
+    for n in range(3):
+        params = {"assignmentId": f"MADEUP{n:024d}", "hitId": hit.platform_ref, "workerId": f"W{n}"}
+        assert (
+            client.get(f"/hit/{batch.pk}/", {**params, "turkSubmitTo": "https://www.mturk.com"}).status_code
+            == 302
+        )
+    Assignment.objects.filter(platform_ref="MADEUP" + "0" * 24).update(status=Assignment.Status.SUBMITTED)
+    progress = live_progress(batch)
+    places = {s["state"]: s["n"] for s in progress["places"]["states"]}
+    assert places["unconfirmed"] == 3 and places["active"] == 0 and places["awaiting_review"] == 0
+    assert places["free"] == 1
+    row = progress["hits"]["rows"][0]
+    assert (row["taken"], row["unconfirmed"]) == (0, 3)
+    assert {w["confirmed"] for w in progress["working_now"]} == {False}
+
+    Assignment.objects.filter(platform_ref="MADEUP" + "0" * 24).update(vouched=True)  # MTurk confirmed it
+    progress = live_progress(batch)
+    places = {s["state"]: s["n"] for s in progress["places"]["states"]}
+    assert (places["unconfirmed"], places["awaiting_review"], places["free"]) == (2, 1, 0)
+    assert (progress["hits"]["rows"][0]["taken"], progress["hits"]["rows"][0]["unconfirmed"]) == (1, 2)
+    researcher = Client()
+    researcher.force_login(make_researcher("r3"))
+    html = researcher.get(f"/batches/{batch.pk}/").content.decode()
+    assert (
+        "+2 unconfirmed" in html
+        and "Unconfirmed by the platform" in html
+        and ">unconfirmed</span>" in html
+    )
+
+
+def _mturk_batch() -> Batch:
+    make_textbook(
+        "tb", [f"Mitochondria release energy in cells, part {n}. Scientists study them." for n in range(3)]
+    )
+    batch = create_batch(BatchSpec(kind="sciq_question", corpus="tb", provider="mturk", limit=1))
+    batch.hits.update(platform_ref="PROGRESSHIT")
+    batch.publish()
+    return batch
