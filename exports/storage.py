@@ -256,13 +256,17 @@ def s3_client() -> Any:
     return boto3.session.Session().client("s3")
 
 
-def publish_release(release: Path, target: S3Location, client: Any) -> Published:
+def publish_release(
+    release: Path, target: S3Location, client: Any, folder: Optional[str] = None
+) -> Published:
     """Publish a verified release to ``target/<release folder name>/``, manifest last.
 
     Args:
         release: the release directory.
         target: where releases go; the release's folder is created under it.
         client: a boto3 S3 client (:func:`s3_client`).
+        folder: the release's folder name when ``release`` is a copy under another name (a host's
+            cached copy of a release built elsewhere); default ``release.name``.
 
     Returns:
         The release's URL and the keys uploaded and skipped.
@@ -275,7 +279,7 @@ def publish_release(release: Path, target: S3Location, client: Any) -> Published
     """
     release = Path(release)
     verify_release(release)
-    location = target.child(release.name)
+    location = target.child(folder or release.name)
     files = _local_files(release)
     remote = _remote_objects(client, location)
     result = Published(url=location.url)

@@ -290,7 +290,9 @@ def start_export(request: ExportRequest, *, sync: bool = False) -> Job:
         params=request.to_params(),
         progress_total=request.steps,
         # the release is there: the job registers and publishes it (see _export_work)
-        result={key: earlier.result[key] for key in ("written", "warnings") if key in earlier.result}
+        result={
+            key: earlier.result[key] for key in ("written", "warnings", "release_id") if key in earlier.result
+        }
         if earlier
         else {},
     )
@@ -383,7 +385,7 @@ def check_request(request: ExportRequest) -> list[SplitProblem]:
 
 
 def _written_earlier(job: Job, request: ExportRequest) -> Optional[Path]:
-    """The release directory an earlier attempt of this job wrote, if it is there and is this release."""
+    """The release directory an earlier attempt of this job wrote here, if it is there and is this release."""
     from exports.release_files import ReleaseError, read_manifest
 
     path = (job.result or {}).get("written")
@@ -398,13 +400,33 @@ def _written_earlier(job: Job, request: ExportRequest) -> Optional[Path]:
     return None
 
 
+def _stored_earlier(job: Job, request: ExportRequest) -> Optional[Release]:
+    """The catalogue row of the release ``job`` built and copied to the shared storage, when it is this
+    request's release: a build of another host (or of this one, its folder since removed) is found there.
+    """
+    from exports.release_store import is_stored
+
+    result = job.result or {}
+    if not result.get("written") or Path(result["written"]).name != request.destination.name:
+        return None
+    release = Release.objects.filter(pk=result.get("release_id")).first()
+    if release is None or not is_stored(release.path):
+        return None
+    if release.name != request.name or release.version != request.version:
+        return None
+    return release
+
+
 def _built_earlier(request: ExportRequest) -> Optional[Job]:
-    """The latest export job of the same release that wrote it, when ``request`` asks to publish it."""
+    """The latest export job of the same release that wrote it, when ``request`` asks to publish it:
+    here (its directory is on this host's disk) or on any host (it is in the shared storage)."""
     if not request.publish:
         return None
-    destination = str(request.destination.resolve())
-    for job in Job.objects.filter(kind=JOB_KIND, result__written=destination).order_by("-pk"):
-        if request.same_release(ExportRequest.from_params(job.params)) and _written_earlier(job, request):
+    jobs = Job.objects.filter(kind=JOB_KIND, result__has_key="written").order_by("-pk")
+    for job in jobs.only("pk", "params", "result"):
+        if not request.same_release(ExportRequest.from_params(job.params)):
+            continue
+        if _written_earlier(job, request) or _stored_earlier(job, request):
             return job
     return None
 
@@ -418,7 +440,9 @@ def _publish(job: Job, request: ExportRequest, path: Path, release: Release) -> 
         if is_hub_url(request.publish):
             published: Any = publish_to_hub(path, parse_hub_url(request.publish), hub_api())
         else:
-            published = publish_release(path, parse_s3_url(request.publish), s3_client())
+            published = publish_release(
+                path, parse_s3_url(request.publish), s3_client(), folder=request.destination.name
+            )
     except (PublishError, HubPublishError) as exc:
         raise PublishError(
             f"{exc} (the release is written at {path} and registered as Release({release.pk}); "
@@ -488,11 +512,19 @@ def _build(job: Job, request: ExportRequest) -> tuple[Path, list[SplitProblem]]:
 def _export_work(job: Job) -> dict[str, Any]:
     """The body of an export job (run by :meth:`annotation.models.Job.run`); returns the job's result."""
     from exports.release_files import ReleaseError, read_manifest
-    from exports.release_store import store_release
+    from exports.release_store import release_root, store_release
     from exports.services.releases import register_release
 
     request = ExportRequest.from_params(job.params)
     path = _written_earlier(job, request)
+    stored = _stored_earlier(job, request) if path is None else None
+    if stored is not None:
+        # Built on another host: this host's copy, verified against the catalogue's manifest digest and
+        # every file against the manifest (ReleaseError otherwise: a changed release is never published).
+        path = release_root(stored)
+        logger.info(
+            "Job(%s) uses Release(%s) %s built earlier, from %s", job.pk, stored.pk, stored, stored.path
+        )
     warnings: list[dict[str, Any]] = list((job.result or {}).get("warnings") or [])
     if path is None:
         validate_request(request, resuming=True)
@@ -508,7 +540,9 @@ def _export_work(job: Job) -> dict[str, Any]:
         job.result = {"written": str(path.resolve()), "warnings": warnings}
         job.save(update_fields=["result"])
     job.report(3)
-    release = register_release(path, stored_at=store_release(path))
+    release = stored or register_release(path, stored_at=store_release(path))
+    job.result = {**(job.result or {}), "release_id": release.pk}  # what _stored_earlier looks for
+    job.save(update_fields=["result"])
     manifest = read_manifest(path)
     split = manifest.get("split") or {}
     job.report(4)
@@ -516,7 +550,9 @@ def _export_work(job: Job) -> dict[str, Any]:
     published = _publish(job, request, path, release) if request.publish else None
     return {
         "path": str(path),
-        "written": str(path.resolve()),  # what _written_earlier and _built_earlier look for
+        # what _written_earlier and _built_earlier look for (a build found in the storage keeps the
+        # directory its own host wrote)
+        "written": job.result.get("written") or str(path.resolve()),
         "name": release.name,
         "version": release.version,
         "release_id": release.pk,

@@ -13,6 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Job
+from config.storage import storages_setting
 from exports.models import Release
 
 pytestmark = pytest.mark.django_db
@@ -120,6 +121,72 @@ def test_publish__no_bucket_then_published_by_the_same_command(sciq_sample, s3_s
     assert json.loads((Path(release.path) / "manifest.json").read_text(encoding="utf-8")) == built
     release.refresh_from_db()
     assert release.published_url == "s3://datasets/releases/sciq-sample-1.0/"
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def host_a(sciq_sample, s3_server, settings, tmp_path: Path):  # noqa: ANN001, ANN201
+    """Host A of a lab sharing a storage bucket: its export is built, stored and registered, and its
+    publishing fails (no bucket 'datasets' yet); then host A's folder is gone from the disk the next
+    export runs on (another host's, which never saw it). Returns the catalogue row and host A's files."""
+    client = s3_server.client()
+    client.create_bucket(Bucket="lab-shared")
+    url = "s3://lab-shared/crowdqa"
+    settings.CROWDQA_STORAGE_URL = url
+    settings.STORAGES, settings.CROWDQA_STORAGE_ERROR = storages_setting(url, tmp_path / "var")
+    settings.CROWDQA_CACHE_DIR = tmp_path / "host-a" / "cache"
+    with pytest.raises(CommandError, match=r"no bucket named 'datasets'"):
+        _export(tmp_path, "--publish", "s3://datasets/releases")
+    release = Release.objects.get()
+    assert release.path == f"{url}/releases/sciq-sample-1.0" and release.published_url == ""
+    built = tmp_path / "out" / "sciq-sample-1.0"
+    files = _tree(built)
+    built.rename(tmp_path / "host-a-disk")
+    settings.CROWDQA_CACHE_DIR = tmp_path / "host-b" / "cache"
+    client.create_bucket(Bucket="datasets")
+    return release, files
+
+
+def test_publish__a_release_built_on_another_host_is_published_from_the_shared_storage(
+    host_a,
+    s3_server,
+    tmp_path: Path,  # noqa: ANN001
+) -> None:
+    release, files = host_a
+
+    summary = _export(tmp_path, "--publish", "s3://datasets/releases")  # on host B
+
+    assert summary["release_id"] == release.pk and Release.objects.count() == 1
+    assert summary["published"]["uploaded"] == len(files)
+    assert not (tmp_path / "out" / "sciq-sample-1.0").exists()  # not built again on host B
+    assert _objects(s3_server.client(), "releases/sciq-sample-1.0/") == files  # host A's bytes
+    (copy,) = (tmp_path / "host-b" / "cache" / "releases").glob("sciq-sample-1.0-*")
+    assert _tree(copy) == files  # the verified copy it published from
+    release.refresh_from_db()
+    assert release.published_url == "s3://datasets/releases/sciq-sample-1.0/"
+    assert Job.objects.order_by("-pk").first().result["written"] == str(
+        (tmp_path / "out" / "sciq-sample-1.0").resolve()
+    )
+
+
+def test_publish__a_build_changed_in_the_shared_storage_is_refused(
+    host_a,
+    s3_server,
+    tmp_path: Path,  # noqa: ANN001
+) -> None:
+    client = s3_server.client()
+    key = "crowdqa/releases/sciq-sample-1.0/direct_answer/val.csv"
+    client.put_object(Bucket="lab-shared", Key=key, Body=b"id,question\nforged,?\n")
+
+    with pytest.raises(CommandError, match=r"integrity problem.*direct_answer/val.csv"):
+        _export(tmp_path, "--publish", "s3://datasets/releases")
+
+    assert _objects(client, "releases/") == {} and Release.objects.get().published_url == ""
+    assert not (tmp_path / "out" / "sciq-sample-1.0").exists()  # neither built again
+    assert not list((tmp_path / "host-b").rglob("manifest.json"))  # nor cached
 
 
 def test_publish__no_credentials(sciq_sample, s3_server, tmp_path, monkeypatch) -> None:
