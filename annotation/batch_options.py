@@ -5,11 +5,14 @@ sync, expert batches). A key written with a typo or a value of the wrong shape w
 only when a later step reads it (a sync that cannot rebuild the published batch, a stage-2 batch that
 silently loses its worker requirements). ``Batch.save`` checks the options against :class:`BatchOptions`
 (a pydantic model: unknown keys forbidden, strict scalar types), so such a write fails where it happens,
-naming the key and what it expects. No Django import.
+naming the key and what it expects. A platform's own launch settings (Prolific's eligibility filters)
+are declared by its package and registered with :class:`annotation.platforms.Platform`; the schema
+takes them in (:func:`schema`). No Django import.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Optional, Union
@@ -22,8 +25,11 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     StrictStr,
+    create_model,
 )
 from pydantic import ValidationError as _ValidationError
+
+from annotation.platforms import Platform, PlatformOption
 
 
 class BatchOptionsError(ValueError):
@@ -33,7 +39,7 @@ class BatchOptionsError(ValueError):
 Count = Annotated[StrictInt, Field(ge=0)]
 Percent = Annotated[Union[StrictInt, StrictFloat], Field(ge=0, le=100)]
 MAX_AUTO_APPROVE_SECONDS = 30 * 24 * 3600
-"""The longest auto-approval delay: MTurk's ceiling for ``AutoApprovalDelayInSeconds`` (30 days)."""
+"""The longest auto-approval delay a platform takes (30 days: MTurk's ``AutoApprovalDelayInSeconds``)."""
 AutoApproveSeconds = Annotated[StrictInt, Field(ge=0, le=MAX_AUTO_APPROVE_SECONDS)]
 Strings = list[StrictStr]
 """A JSON array of strings (a tuple too: ``dataclasses.asdict`` keeps tuples, which JSON stores as arrays)."""
@@ -78,7 +84,8 @@ def _key(expected: str, meaning: str) -> Any:
 
 
 class BatchOptions(_Object):
-    """Every key ``Batch.options`` may hold; each is optional."""
+    """Every key ``Batch.options`` may hold but the platforms' own (:func:`schema` adds those); each is
+    optional."""
 
     # Worker requirements, set at launch (qualification_options) and inherited by a stage-2 batch.
     required_qualification: Optional[StrictStr] = _key(
@@ -90,12 +97,11 @@ class BatchOptions(_Object):
     exclude_qualification_ids: Optional[Strings] = _key(
         "a list of strings", "platform qualifications that keep a worker out"
     )
-    locales: Optional[Strings] = _key("a list of strings", "countries a worker must be in (MTurk)")
+    locales: Optional[Strings] = _key(
+        "a list of strings", "countries a worker must be in (on platforms that filter by country)"
+    )
     min_approval_rate: Optional[Percent] = _key("a number from 0 to 100", "the workers' approval rate")
     min_approved: Optional[Count] = _key("a whole number >= 0", "the workers' approved HITs")
-    prolific_filters: Optional[list[dict[str, Any]]] = _key(
-        "a list of objects", "Prolific eligibility filters"
-    )
     keywords: Optional[Strings] = _key("a list of strings", "search keywords shown on the platform")
     expected_bonus_cents: Optional[Count] = _key("a whole number >= 0", "bonuses counted in the estimate")
     floor_wage_cents_per_hour: Optional[Count] = _key(
@@ -142,7 +148,7 @@ class BatchOptions(_Object):
         "a string", "the fingerprint of the launch that made the batch (an identical launch resumes it)"
     )
     completion_code: Optional[StrictStr] = _key(
-        "a string", "the code asked of a Prolific participant at launch (generated when absent)"
+        "a string", "the completion code a platform that takes one is given at launch (generated when absent)"
     )
     # Syllabus batches: the model answering each card as it is written.
     model_in_the_loop: Optional[ModelLoop] = _key(
@@ -165,11 +171,27 @@ class OptionKey:
     meaning: str
 
 
-BATCH_OPTIONS: Mapping[str, OptionKey] = {
-    name: OptionKey(str((field.json_schema_extra or {})["expected"]), field.description or "")  # type: ignore[index]
-    for name, field in BatchOptions.model_fields.items()
-}
-"""Each key with its expected shape and meaning, read from :class:`BatchOptions`."""
+def schema() -> type[BatchOptions]:
+    """:class:`BatchOptions` with the launch settings of the registered platforms' own."""
+    return _schema(tuple(Platform.options().items()))
+
+
+@functools.cache
+def _schema(options: tuple[tuple[str, PlatformOption], ...]) -> type[BatchOptions]:
+    if not options:
+        return BatchOptions
+    fields: dict[str, Any] = {
+        key: (Optional[option.annotation], _key(option.expected, option.meaning)) for key, option in options
+    }
+    return create_model("BatchOptions", __base__=BatchOptions, **fields)
+
+
+def batch_options() -> Mapping[str, OptionKey]:
+    """Each key with its expected shape and meaning, read from :func:`schema`."""
+    return {
+        name: OptionKey(str((field.json_schema_extra or {})["expected"]), field.description or "")  # type: ignore[index]
+        for name, field in schema().model_fields.items()
+    }
 
 
 def check_batch_options(options: Any) -> None:
@@ -183,13 +205,14 @@ def check_batch_options(options: Any) -> None:
     if not isinstance(options, dict):
         raise BatchOptionsError(f"Batch.options must be an object, not {type(options).__name__}")
     try:
-        BatchOptions.model_validate(options)
+        schema().model_validate(options)
     except _ValidationError as exc:
         first = exc.errors()[0]
         key = str(first["loc"][0])
         if first["type"] == "extra_forbidden" and len(first["loc"]) == 1:
+            known = ", ".join(sorted(batch_options()))
             raise BatchOptionsError(
-                f"Batch.options has an unknown key {key!r}; known keys: {', '.join(sorted(BATCH_OPTIONS))}"
+                f"Batch.options has an unknown key {key!r}; known keys: {known}"
             ) from None
         _refuse(key, options[key])
     for key, value in options.items():
@@ -200,4 +223,4 @@ def check_batch_options(options: Any) -> None:
 def _refuse(key: str, value: Any) -> None:
     shown = repr(value)
     shown = shown if len(shown) <= 80 else shown[:77] + "..."
-    raise BatchOptionsError(f"Batch.options[{key!r}] must be {BATCH_OPTIONS[key].expected}, not {shown}")
+    raise BatchOptionsError(f"Batch.options[{key!r}] must be {batch_options()[key].expected}, not {shown}")

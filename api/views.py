@@ -147,7 +147,7 @@ def _estimate_body(hits: int, estimate: Any, currency: str) -> dict[str, Any]:
 BATCH_FILTERS = {
     "status": tuple(Batch.Status.values),
     "kind": tuple(Batch.Kind.values),
-    "provider": tuple(p.value for p in Platform),
+    "provider": tuple(Platform.values()),
 }
 
 

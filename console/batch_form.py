@@ -50,7 +50,7 @@ class NewBatchForm(forms.Form):
     """Every option of a new batch; :meth:`spec` builds the service's ``BatchSpec``."""
 
     kind = forms.ChoiceField(label="HIT kind", choices=KINDS, initial=KINDS[0][0])
-    provider = forms.ChoiceField(label="Platform", choices=Platform.choices(), initial=Platform.LOCAL.value)
+    provider = forms.ChoiceField(label="Platform", choices=Platform.choices, initial=Platform.LOCAL)
     name = forms.CharField(
         label="Batch name", max_length=200, required=False, help_text="Empty: kind and corpus."
     )

@@ -10,11 +10,14 @@ class CrowdConfig(AppConfig):
     name = "crowd"
 
     def ready(self) -> None:
-        """Give batch creation the stage-2 HIT builder (annotation does not import the apps above it) and
-        register the platforms' system checks."""
+        """Give batch creation the stage-2 HIT builder and the data layer the platforms (their names,
+        labels and own launch settings): annotation does not import the apps above it. Register the
+        platforms' system checks."""
         from annotation.services.batches import register_validation_hit_builder
         from crowd import checks  # noqa: F401  (registers crowdqa.W002)
+        from crowd.providers.traits import register_platforms
 
+        register_platforms()
         register_validation_hit_builder(_add_validation_hit)
 
 

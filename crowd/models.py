@@ -33,6 +33,12 @@ def pseudonym_for(platform: str, platform_id: str, salt: Optional[str] = None) -
     )
 
 
+def platform_choices() -> list[tuple[str, str]]:
+    """The registered platforms (``annotation.models.Platform``), read when a form or the admin asks:
+    ``Worker.platform``'s choices follow the platform packages without a migration."""
+    return annotation.models.Platform.choices()
+
+
 class WorkerManager(models.Manager["Worker"]):
     """Creation logic for workers: one row per (platform, platform id), pseudonym always set."""
 
@@ -50,7 +56,7 @@ class WorkerManager(models.Manager["Worker"]):
 class Worker(models.Model):
     """A person who does HITs: an MTurk or Prolific worker, or a local account (in-lab, expert)."""
 
-    platform = models.CharField(max_length=20, choices=annotation.models.Platform.choices())
+    platform = models.CharField(max_length=20, choices=platform_choices)
     platform_id = models.CharField(max_length=100)
     pseudonym = models.CharField(max_length=32, unique=True, editable=False)
     user = models.OneToOneField(

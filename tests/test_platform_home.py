@@ -38,6 +38,8 @@ ENUM = Path("annotation/platforms.py")
 NAMES = frozenset({*Platform.values(), "fake"})
 #: names that mean other things too; compared only with an expression that says provider or platform.
 AMBIGUOUS = frozenset({"local"})
+#: the attribute a name would have in an enum of platforms (``Platform.LOCAL``, ``Worker.Platform.MTURK``).
+MEMBERS = frozenset(name.upper() for name in NAMES)
 SDK_MODULES = frozenset({"crowd.providers.mturk.api", "crowd.providers.prolific.api"})
 LOOKUPS = frozenset({"filter", "exclude", "get", "get_object_or_404", "get_list_or_404"})
 TEMPLATE_COMPARE = re.compile(r"\b(provider|platform)\s*(==|!=)\s*[\"']")
@@ -45,7 +47,7 @@ TEMPLATE_COMPARE = re.compile(r"\b(provider|platform)\s*(==|!=)\s*[\"']")
 
 def _is_member(node: ast.AST) -> bool:
     """``Platform.MTURK`` (and ``Batch.Provider.MTURK``-style nested enums)."""
-    if not isinstance(node, ast.Attribute) or node.attr not in Platform.__members__:
+    if not isinstance(node, ast.Attribute) or node.attr not in MEMBERS:
         return False
     owner = node.value
     name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else ""

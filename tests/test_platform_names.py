@@ -35,12 +35,7 @@ ROOTS = tuple(
 HOME = Path("crowd/providers")
 PLATFORM = re.compile(r"mturk|prolific|turk", re.IGNORECASE)
 #: file -> why it still names a platform.
-NAMED: dict[str, str] = {
-    "annotation/platforms.py": "the Platform enum itself: annotation's models need its choices, and a "
-    "model module may not import crowd.providers (tests/test_layering.py, R1)",
-    "annotation/batch_options.py": "the stored launch-settings schema: the prolific_filters key (renaming a "
-    "stored key needs a data migration) and help texts that say which platform reads a key",
-}
+NAMED: dict[str, str] = {}
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -33,7 +33,7 @@ from annotation.permissions import can_view
 from config.request_guard import client_ip
 from crowd.models import BatchPlatformState, Consent
 from crowd.providers.factory import config_from
-from crowd.providers.traits import arriving_platforms, completion_for, traits_for
+from crowd.providers.traits import arriving, completion_for, traits_for
 from evaluation.services.model_checks import PAGE_WAIT_S, loop_settings
 from worker import admission, assigning, hit_links
 from worker.framing import platform_frameable
@@ -127,7 +127,7 @@ def arrive(request: HttpRequest, batch_id: int) -> HttpResponse:
             return _message(
                 request,
                 "Sign in to work",
-                f"Open this task from {' or '.join(p.label for p in arriving_platforms())}, "
+                f"Open this task from {' or '.join(traits.label for traits in arriving())}, "
                 "or use the invite link a researcher sent you.",
                 status=403,
             )

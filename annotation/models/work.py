@@ -56,7 +56,7 @@ class Batch(models.Model):
 
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=20, choices=Kind.choices)
-    provider = models.CharField(max_length=20, choices=Platform.choices(), default=Platform.LOCAL.value)
+    provider = models.CharField(max_length=20, choices=Platform.choices, default=Platform.LOCAL)
     corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="batches")
     parent = models.ForeignKey(
         "self",

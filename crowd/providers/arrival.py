@@ -21,8 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from annotation.platforms import Platform
-
 MAX_PARAMETER_CHARS = 100
 """Longest accepted id parameter (MTurk ids are 30-64 characters, Prolific's 24); the id columns hold 100."""
 
@@ -36,7 +34,7 @@ class Arrival:
     """A worker arriving from a crowd platform.
 
     Attributes:
-        platform: MTurk or Prolific.
+        platform: the stored name of the platform the worker came from.
         worker_id: the platform's worker id ("" while previewing on MTurk).
         assignment_ref: MTurk's assignmentId or Prolific's SESSION_ID: the per-session credential.
         hit_ref: MTurk's hitId or Prolific's STUDY_ID.
@@ -45,7 +43,7 @@ class Arrival:
         meta: what the assignment keeps of the arrival (``Assignment.platform_meta``).
     """
 
-    platform: Platform
+    platform: str
     worker_id: str
     assignment_ref: str
     hit_ref: str

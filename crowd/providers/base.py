@@ -105,7 +105,7 @@ class PublishRequest:
             did a batch, soft blocks; Prolific block-list groups).
         frame_height: MTurk ExternalQuestion frame height in pixels (0 = full window).
         completion_code: Prolific completion code; generated when empty.
-        extra: the platform's own launch settings from ``Batch.options`` (its traits' ``option_keys``,
+        extra: the platform's own launch settings from ``Batch.options`` (its traits' ``options``,
             e.g. ``{"prolific_filters": [...]}``).
         resume: an earlier attempt may have left work on the platform (it failed or was killed): find
             and adopt what it made (MTurk HITs by RequesterAnnotation, the Prolific study by its internal

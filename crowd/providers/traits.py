@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, Optional
 
-from annotation.platforms import Platform
+from annotation.platforms import Platform, PlatformOption
 from crowd.providers.arrival import Arrival, ArrivalRefusal, Completion, Finished, origin_of
 from crowd.providers.costs import NO_FEES, FeeSchedule
 from crowd.providers.errors import ProviderConfigError
@@ -86,8 +86,11 @@ class PlatformTraits:
         provider_path: ``module:Class`` of the platform's ``CrowdProvider``, imported when one is built.
         rejection_categories: the categories a rejection may name on the platform (empty: none; the
             reason alone is sent).
-        option_keys: launch settings of the platform's own that it reads from ``Batch.options``, handed
-            to its provider in ``PublishRequest.extra`` and taken over by a stage-2 batch (Prolific's
+        label: the platform's name as researchers read it (choices, the batch page).
+        options: launch settings of the platform's own that it reads from ``Batch.options``, by key
+            (:class:`annotation.platforms.PlatformOption`: the value's type, shape and meaning). The
+            options schema takes them in once the platform is registered, and they are handed to its
+            provider in ``PublishRequest.extra`` and taken over by a stage-2 batch (Prolific's
             eligibility filters).
         worker_id: how the platform's worker ids look, for the release privacy gate
             (:class:`WorkerIdPattern`); None for a platform whose worker ids crowdqa makes itself.
@@ -114,7 +117,8 @@ class PlatformTraits:
     config_keys: ClassVar[tuple[str, ...]] = ()
     provider_path: ClassVar[str] = ""
     rejection_categories: ClassVar[frozenset[str]] = frozenset()
-    option_keys: ClassVar[tuple[str, ...]] = ()
+    label: ClassVar[str] = ""
+    options: ClassVar[Mapping[str, PlatformOption]] = MappingProxyType({})
     worker_id: ClassVar[Optional[WorkerIdPattern]] = None
     platform_auto_approval_seconds: ClassVar[int] = 0
     attention_failures_to_reject: ClassVar[int] = 0
@@ -245,9 +249,11 @@ def traits_for(name: str) -> type[PlatformTraits]:
     return traits
 
 
-def arriving_platforms() -> tuple[Platform, ...]:
-    """The platforms whose workers arrive through URL parameters (what a HIT link without them lacks)."""
-    return tuple(Platform(traits.name) for traits in arriving())
+def register_platforms() -> None:
+    """Tell the data layer (:class:`annotation.platforms.Platform`) each platform's stored name, label and
+    own launch settings (``crowd.apps`` at start-up), so model choices and the options schema list them."""
+    for traits in platform_traits():
+        Platform.register(traits.name, traits.label, dict(traits.options))
 
 
 def hosted_platforms() -> tuple[str, ...]:

@@ -69,7 +69,7 @@ def publish_request(batch: Batch, provider: CrowdProvider) -> PublishRequest:
 
     Options read: ``locales``, ``min_approval_rate``, ``min_approved``, ``require_qualification_ids`` /
     ``exclude_qualification_ids`` (platform ids), ``completion_code``, and the platform's own
-    ``option_keys`` (its traits), passed as ``extra``.
+    ``options`` (its traits), passed as ``extra``.
         **auto_approval(options),
 
     Raises:
@@ -103,7 +103,7 @@ def publish_request(batch: Batch, provider: CrowdProvider) -> PublishRequest:
         require_qualifications=tuple(options.get("require_qualification_ids", ())),
         exclude_qualifications=tuple(options.get("exclude_qualification_ids", ())),
         completion_code=str(options.get("completion_code", "")),
-        extra={key: options[key] for key in traits_for(batch.provider).option_keys if key in options},
+        extra={key: options[key] for key in traits_for(batch.provider).options if key in options},
         **auto_approval(options),
     )
 

@@ -38,7 +38,7 @@ INHERITED_OPTIONS = (
     "auto_approve_seconds",
 )
 """What a stage-2 batch takes from its stage-1 batch: worker requirements (it goes on the same platform),
-with the platform's own launch settings (its traits' ``option_keys``), the settings of its gold and
+with the platform's own launch settings (its traits' ``options``), the settings of its gold and
 attention items (the items are served in stage 2), and the auto-approval delay."""
 
 
@@ -212,7 +212,7 @@ def stage2_batch_for(
                 created_by=stage1.created_by,
                 options={
                     k: stage1.options[k]
-                    for k in (*INHERITED_OPTIONS, *traits_for(stage1.provider).option_keys)
+                    for k in (*INHERITED_OPTIONS, *traits_for(stage1.provider).options)
                     if k in stage1.options
                 },
             )

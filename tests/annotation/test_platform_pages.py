@@ -20,12 +20,12 @@ def researcher(client: Client) -> Client:
     return client
 
 
-def _submitted_on(platform: Platform) -> Assignment:
-    batch = make_batch(provider=platform.value, status=Batch.Status.PUBLISHED)
+def _submitted_on(platform: str) -> Assignment:
+    batch = make_batch(provider=platform, status=Batch.Status.PUBLISHED)
     return make_assignment(
         batch=batch,
-        worker=make_worker(f"{platform.value}-worker", platform=platform.value),
-        platform_ref=f"{platform.value}-assignment",
+        worker=make_worker(f"{platform}-worker", platform=platform),
+        platform_ref=f"{platform}-assignment",
         status=Assignment.Status.SUBMITTED,
     )
 
@@ -35,12 +35,12 @@ def _submitted_on(platform: Platform) -> Assignment:
     "platform, invites, notify, reason",
     [
         (Platform.LOCAL, True, True, False),  # local workers read messages on their home page
-        (Platform.MTURK, False, True, False),
-        (Platform.PROLIFIC, False, True, True),
+        ("mturk", False, True, False),
+        ("prolific", False, True, True),
     ],
 )
 def test_researcher_pages__offer_what_the_platform_supports(
-    researcher: Client, platform: Platform, invites: bool, notify: bool, reason: bool
+    researcher: Client, platform: str, invites: bool, notify: bool, reason: bool
 ) -> None:
     assignment = _submitted_on(platform)
     batch_page = researcher.get(f"/batches/{assignment.hit.batch_id}/").content.decode()
@@ -52,7 +52,7 @@ def test_researcher_pages__offer_what_the_platform_supports(
 
 @pytest.mark.django_db
 def test_hit_link_without_platform_parameters__names_the_arriving_platforms(client: Client) -> None:
-    batch = make_batch(provider=Platform.MTURK.value, status=Batch.Status.PUBLISHED)
+    batch = make_batch(provider="mturk", status=Batch.Status.PUBLISHED)
     response = client.get(f"/hit/{batch.pk}/")
     assert response.status_code == 403
     assert (

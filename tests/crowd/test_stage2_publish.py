@@ -155,7 +155,7 @@ def prolific_stage1(sciq_corpus, fake_prolific_server, settings, eager_celery) -
 
 
 AGE_FILTER = {"filter_id": "age", "selected_range": {"lower": 18}}
-"""Prolific's own eligibility filter: a launch setting of the platform (its traits' ``option_keys``)."""
+"""Prolific's own eligibility filter: a launch setting of the platform (its traits' ``options``)."""
 
 
 def _prolific_submitted(batch: Batch, server, pid: str) -> Assignment:  # noqa: ANN001

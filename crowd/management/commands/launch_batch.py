@@ -147,9 +147,7 @@ class Command(JsonCommand):
             choices=kinds_where(lambda h: h.built_from not in (BuiltFrom.RELEASE, BuiltFrom.FOOLED)),
             help="What workers do.",
         )
-        parser.add_argument(
-            "--provider", default=Platform.LOCAL.value, choices=Platform.values(), help="Where."
-        )
+        parser.add_argument("--provider", default=Platform.LOCAL, choices=Platform.values(), help="Where.")
         parser.add_argument("--corpus", required=True, help="Corpus name.")
         parser.add_argument("--limit", type=int, help="At most this many HITs.")
         parser.add_argument("--assignments", type=int, default=1, help="Workers per HIT.")

@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any, Optional
 
 from crowd.providers import errors
@@ -59,7 +60,8 @@ class FakeProvider(CrowdProvider):
     config_keys = ()
     rejection_categories = frozenset()
     worker_id = None  # tests name its workers; no release holds them
-    option_keys = ()
+    label = "Fake platform (tests)"
+    options = MappingProxyType({})
     platform_auto_approval_seconds = 0  # the fake approves nothing by itself
     attention_failures_to_reject = 0  # the fake sets no attention-check policy
     provider_path = "crowd.providers.fake.provider:FakeProvider"

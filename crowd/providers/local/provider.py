@@ -204,7 +204,7 @@ class LocalProvider(LocalTraits, CrowdProvider):
         Raises:
             InvalidRequestError: none of ``worker_ids`` is a local worker.
         """
-        workers = list(Worker.objects.filter(platform=Platform.LOCAL.value, platform_id__in=list(worker_ids)))
+        workers = list(Worker.objects.filter(platform=Platform.LOCAL, platform_id__in=list(worker_ids)))
         if not workers:
             raise errors.InvalidRequestError("no local worker to message", operation="notify_workers")
         batch_id = int(batch.batch_ref) if batch is not None and str(batch.batch_ref).isdigit() else None

@@ -10,8 +10,9 @@ from crowd.providers.traits import PlatformTraits
 class LocalTraits(PlatformTraits):
     """The local crowd: crowdqa is the platform (invites, sign-in, the worker home)."""
 
-    name = Platform.LOCAL.value
+    name = Platform.LOCAL
     short_name = "local crowd"
+    label = "Local crowd"
     external = False
     fees = NO_FEES
     provider_path = "crowd.providers.local.provider:LocalProvider"

@@ -15,7 +15,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
-from annotation.platforms import Platform
 from crowd.providers.arrival import (
     Arrival,
     ArrivalError,
@@ -28,6 +27,8 @@ from crowd.providers.arrival import (
 from crowd.providers.costs import FeeSchedule
 from crowd.providers.traits import PlatformTraits, WorkerIdPattern, env_flag
 
+NAME = "mturk"
+"""The name ``Batch.provider`` and ``Worker.platform`` store."""
 PREVIEW_ASSIGNMENT_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
 MTURK_WORKER_ORIGINS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
 """Where MTurk's worker site lives (production, sandbox): the only externalSubmit targets in production."""
@@ -38,7 +39,7 @@ SUBMIT_PAGE = "mturk/submit.html"
 """The page that posts the assignment id to MTurk's ``externalSubmit`` once the answers are stored."""
 
 MTURK_FEES = FeeSchedule(
-    Platform.MTURK.value,
+    NAME,
     commission_rate=0.20,
     large_batch_rate=0.20,
     large_batch_threshold=10,
@@ -87,8 +88,9 @@ def external_submit_url(turk_submit_to: str, test_origins: Iterable[str] = ()) -
 class MTurkTraits(PlatformTraits):
     """Amazon Mechanical Turk: an ExternalQuestion HIT per local HIT, ``externalSubmit`` when done."""
 
-    name = Platform.MTURK.value
+    name = NAME
     short_name = "MTurk"
+    label = "Amazon Mechanical Turk"
     unit_per_hit = True
     vouches_at_arrival = False
     stop_is_final = True
@@ -147,11 +149,11 @@ class MTurkTraits(PlatformTraits):
         assignment_id = required_parameter(params, "assignmentId")
         hit_id = required_parameter(params, "hitId")
         if assignment_id == PREVIEW_ASSIGNMENT_ID:
-            return Arrival(Platform.MTURK, "", assignment_id, hit_id, preview=True)
+            return Arrival(NAME, "", assignment_id, hit_id, preview=True)
         turk_submit_to = required_url_parameter(params, "turkSubmitTo")
         submit_to = external_submit_url(turk_submit_to, cls.stand_in_origins(config))
         return Arrival(
-            Platform.MTURK,
+            NAME,
             required_parameter(params, "workerId"),
             assignment_id,
             hit_id,

@@ -10,13 +10,17 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, Optional
 
-from annotation.platforms import Platform
+from annotation.platforms import PlatformOption
 from crowd.providers.arrival import Arrival, ArrivalRefusal, Completion, Finished, required_parameter
 from crowd.providers.costs import FeeSchedule
 from crowd.providers.traits import PlatformTraits, WorkerIdPattern
 from crowd.providers.webhooks import WebhookEvent
+
+NAME = "prolific"
+"""The name ``Batch.provider`` and ``Worker.platform`` store."""
 
 
 def prolific_fees(rate: float = 1 / 3, vat_rate: float = 0.0) -> FeeSchedule:
@@ -27,7 +31,7 @@ def prolific_fees(rate: float = 1 / 3, vat_rate: float = 0.0) -> FeeSchedule:
     Study with Bonus Payments", researcher-help.prolific.co). Rates differ by account type and over time.
     The bulk-bonus set-up answer carries Prolific's own ``fees`` figure, which is authoritative.
     """
-    return FeeSchedule(Platform.PROLIFIC.value, commission_rate=rate, vat_rate=vat_rate)
+    return FeeSchedule(NAME, commission_rate=rate, vat_rate=vat_rate)
 
 
 REJECTION_CATEGORIES = frozenset(
@@ -55,8 +59,9 @@ PROLIFIC_FEES = prolific_fees()
 class ProlificTraits(PlatformTraits):
     """Prolific: one study per batch, the completion URL when done."""
 
-    name = Platform.PROLIFIC.value
+    name = NAME
     short_name = "Prolific"
+    label = "Prolific"
     bonus_record_readable = True  # a submission lists its bonus_payments
     min_rejection_chars = 100
     rejection_categories = REJECTION_CATEGORIES
@@ -73,7 +78,13 @@ class ProlificTraits(PlatformTraits):
         "PROLIFIC_WEBHOOK_SECRET",
     )
     provider_path = "crowd.providers.prolific.provider:ProlificProvider"
-    option_keys = ("prolific_filters",)
+    options = MappingProxyType(
+        {
+            "prolific_filters": PlatformOption(
+                list[dict[str, Any]], "a list of objects", "Prolific eligibility filters (its API's syntax)"
+            )
+        }
+    )
     worker_id = WorkerIdPattern(
         kind="prolific_id", pattern=re.compile(r"\b[0-9a-f]{24}\b"), gate=re.compile(r"[0-9a-f]{24}")
     )
@@ -101,7 +112,7 @@ class ProlificTraits(PlatformTraits):
             return None
         study_id = required_parameter(params, "STUDY_ID")
         return Arrival(
-            Platform.PROLIFIC,
+            NAME,
             required_parameter(params, "PROLIFIC_PID"),
             required_parameter(params, "SESSION_ID"),
             study_id,

@@ -23,15 +23,15 @@ import time
 from collections.abc import Mapping
 from typing import Any, Optional
 
-from annotation.platforms import Platform
 from crowd.providers.base import DedupStore
+from crowd.providers.prolific.traits import NAME
 from crowd.providers.webhooks import WebhookError, WebhookEvent
 
 __all__ = ["WebhookError", "WebhookEvent", "parse_event", "receive", "sign", "verify_signature"]
 
 logger = logging.getLogger(__name__)
 
-PLATFORM = Platform.PROLIFIC
+PLATFORM = NAME
 """The platform whose webhooks these are (its batches, its deduplication keys)."""
 SIGNATURE_HEADER = "X-Prolific-Request-Signature"
 TIMESTAMP_HEADER = "X-Prolific-Request-Timestamp"

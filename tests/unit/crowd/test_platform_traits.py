@@ -34,7 +34,13 @@ TRAITS = sorted(
 
 
 def test_traits_for__every_stored_platform_has_traits_named_after_it() -> None:
-    assert {Platform(p): traits_for(p).name for p in Platform.values()} == {p: p.value for p in Platform}
+    assert Platform.values() == ["local", "mturk", "prolific"]  # the local crowd first, then PLATFORMS' order
+    assert {p: traits_for(p).name for p in Platform.values()} == {p: p for p in Platform.values()}
+    assert Platform.choices() == [
+        ("local", "Local crowd"),
+        ("mturk", "Amazon Mechanical Turk"),
+        ("prolific", "Prolific"),
+    ]
 
 
 def test_traits_for__unknown_name_is_refused() -> None:
@@ -65,7 +71,7 @@ def test_fake_provider__declares_every_trait_itself() -> None:
 
 
 def test_hosted_platforms__only_the_local_crowd() -> None:
-    assert hosted_platforms() == (Platform.LOCAL.value,)
+    assert hosted_platforms() == (Platform.LOCAL,)
 
 
 def test_completion_for__each_platform_sends_its_workers_back_its_own_way() -> None:
@@ -123,7 +129,7 @@ def test_worker_id_patterns__each_platform_describes_its_own_ids_for_the_privacy
 
 
 @pytest.mark.django_db
-def test_option_keys__only_the_batchs_own_platform_gets_its_launch_settings() -> None:
+def test_options__only_the_batchs_own_platform_gets_its_launch_settings() -> None:
     from annotation.models import Batch
     from crowd.services.publishing import publish_request
     from tests.factories import make_textbook

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.platforms import Platform
 from crowd.providers.arrival import ArrivalError
 from crowd.providers.mturk.traits import PREVIEW_ASSIGNMENT_ID, external_submit_url
 from crowd.providers.traits import parse_arrival
@@ -19,7 +18,7 @@ def test_parse_arrival__mturk_accepted() -> None:
             "turkSubmitTo": "https://workersandbox.mturk.com",
         }
     )
-    assert arrival is not None and arrival.platform == Platform.MTURK
+    assert arrival is not None and arrival.platform == "mturk"
     assert (arrival.worker_id, arrival.assignment_ref, arrival.hit_ref) == ("W1", "A1", "H1")
     assert arrival.submit_to == "https://workersandbox.mturk.com/mturk/externalSubmit"
     assert arrival.meta == {"turk_submit_to": arrival.submit_to}
@@ -33,7 +32,7 @@ def test_parse_arrival__mturk_preview_needs_no_worker() -> None:
 
 def test_parse_arrival__prolific() -> None:
     arrival = parse_arrival({"PROLIFIC_PID": "P1", "STUDY_ID": "S1", "SESSION_ID": "X1"})
-    assert arrival is not None and arrival.platform == Platform.PROLIFIC
+    assert arrival is not None and arrival.platform == "prolific"
     assert (arrival.worker_id, arrival.assignment_ref, arrival.hit_ref) == ("P1", "X1", "S1")
     assert arrival.meta == {"study_id": "S1"}
 
