@@ -7,6 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
+        ('annotation', '0018_followup_owed_index'),
         ('annotation', '0019_verdict_validation_kind'),
     ]
 
