@@ -7,8 +7,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0018_followup_owed_index'),
-        ('annotation', '0019_verdict_validation_kind'),
+        ('annotation', '0020_goldstanding_warning_and_reblock'),
+        ('annotation', '0020_one_leaf'),
     ]
 
     operations = [
