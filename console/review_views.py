@@ -118,7 +118,9 @@ def review_assignment(request: HttpRequest, pk: int) -> HttpResponse:
 
     Security behavior: needs the ``review`` permission and CSRF; approval pays through
     ``crowd.services.review`` (one payment per assignment, only for submitted work, only when the
-    platform's record vouches for it: MTurk must know the assignment id, for the same worker and HIT).
+    platform's record vouches for it: MTurk must know the assignment id, for the same worker and HIT;
+    the check that confirms a session also applies what waited for it, once: its gold answers count, and
+    a SciQ question takes its passage, flagged ``passage_reused`` when confirmed work already holds it).
     The decision is written locally before the platform is told; a reason that cannot be stored is
     refused before any platform call.
     """

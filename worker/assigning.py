@@ -220,9 +220,11 @@ def claim_platform_assignment(
     session.
 
     MTurk cannot confirm an assignment before it is submitted, so its sessions start unconfirmed
-    (``vouched`` False, :attr:`PlatformTraits.vouches_at_arrival`): they hold no slot and use up no cap
-    (MTurk's MaxAssignments limits the genuine ones), and sync or review confirm the submitted ones
-    with MTurk before they count, are approved or paid.
+    (``vouched`` False, :attr:`PlatformTraits.vouches_at_arrival`): they hold no slot (MTurk's
+    MaxAssignments limits the genuine ones) and count for the worker's cap only on the worker's arrivals
+    from the same client address (``meta["client"]``, :func:`worker.admission.client_key`), so a worker
+    holding several HITs at once is capped and made-up ids opened elsewhere use up nothing; sync or
+    review confirm the submitted ones with MTurk before they count, are approved or paid.
 
     Raises:
         ClaimRefused: the id is another worker's or another HIT's; the batch is closed, the worker

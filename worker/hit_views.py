@@ -182,7 +182,11 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
 
     Security behavior: the signed link is the credential (see the module note); the admission rule
     (:func:`worker.admission.admit_link`) refuses blocked workers and assignments outside
-    their batch's platform, and a closed assignment takes no answers.
+    their batch's platform, and a closed assignment takes no answers. Work submitted in a session its
+    platform does not vouch for yet (an MTurk ``assignmentId``, possibly made up) uses up nothing other
+    sessions need: a SciQ stage-1 question takes its passage, and a rejection of all three counts on
+    them, only once MTurk confirms the session (:meth:`HitHandler.confirmed`); until then the passage
+    stays open to every other session (docs/admission.md).
     """
     assignment = _admitted(request, token)
     if isinstance(assignment, HttpResponse):
