@@ -10,6 +10,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from annotation.hits import BuiltFrom, handler_for
 from annotation.models import Assignment, Batch, Corpus, Job
 from annotation.services.batches import default_time_limit
 from crowd.providers.traits import accepted_rejection_categories
@@ -81,6 +82,25 @@ class EstimateSerializer(serializers.Serializer):
     total_cents = serializers.IntegerField()
 
 
+class ConfirmableEstimateSerializer(EstimateSerializer):
+    """The estimate of a body sent to ``estimate/``, with what publishing that body needs.
+
+    ``estimated`` is a digest of exactly these values: ``POST /batches/`` with ``"publish": true`` and this
+    ``estimated`` publishes them (as the New batch page's Publish button does on the page that showed the
+    estimate); with any value changed the digest no longer matches and the estimate is shown again.
+    """
+
+    estimated = serializers.CharField()
+    note = serializers.CharField(allow_blank=True)
+
+
+class EstimateFirstSerializer(serializers.Serializer):
+    """409: publishing needs the estimate of exactly these values first; here it is."""
+
+    detail = serializers.CharField()
+    estimate = ConfirmableEstimateSerializer()
+
+
 class CostSerializer(serializers.Serializer):
     """What a batch cost so far (``crowd.services.budget.spent_cents``), in hundredths of its currency."""
 
@@ -125,7 +145,14 @@ class BatchCreateSerializer(serializers.Serializer):
     parent = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
     limit = serializers.IntegerField(required=False, min_value=1, max_value=100000)
     assignments = serializers.IntegerField(required=False, min_value=1, max_value=100)
-    reward = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=0, max_value=100000)
+    reward = serializers.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        min_value=0,
+        max_value=100000,
+        required=False,
+        help_text="Required, except for expert batches (nothing is paid).",
+    )
     time_limit = serializers.IntegerField(required=False, min_value=1, max_value=24 * 60)
     expected_minutes = serializers.IntegerField(required=False, min_value=1, max_value=24 * 60)
     budget = serializers.DecimalField(
@@ -141,10 +168,33 @@ class BatchCreateSerializer(serializers.Serializer):
     )
     title = serializers.CharField(max_length=200, required=False, allow_blank=True)
     description = serializers.CharField(max_length=10000, required=False, allow_blank=True)
+    release = serializers.IntegerField(
+        required=False, min_value=1, max_value=MAX_ID, help_text="Expert batches: the release's id."
+    )
+    split = serializers.CharField(max_length=10, required=False, help_text="Expert batches (default test).")
+    sample = serializers.IntegerField(
+        required=False, min_value=1, max_value=100000, help_text="Expert batches: questions sampled."
+    )
+    publish = serializers.BooleanField(
+        default=False,
+        help_text="Publish at once (expert batches: open at once); needs ``estimated`` from ``estimate/``.",
+    )
+    estimated = serializers.CharField(
+        max_length=64, required=False, help_text="The ``estimated`` of the estimate of these same values."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        kind = attrs.get("kind")
+        expert = kind in Batch.Kind.values and handler_for(kind).built_from == BuiltFrom.RELEASE
+        if "reward" not in attrs:
+            if not expert:
+                raise serializers.ValidationError({"reward": ["This field is required."]})
+            attrs["reward"] = 0
+        return attrs
 
     def form_data(self) -> dict[str, Any]:
         """The validated body as the New batch form's fields (lists stay lists for ``QueryDict.setlist``)."""
-        data = dict(self.validated_data)
+        data = {k: v for k, v in self.validated_data.items() if k not in ("publish", "estimated")}
         if "documents" in data:
             data["documents"] = "\n".join(data["documents"])
         data.setdefault("provider", "local")

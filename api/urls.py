@@ -4,11 +4,11 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from api import action_views, views
+from api import action_views, batch_views, views
 
 router = DefaultRouter()
 router.register("corpora", views.CorpusViewSet, basename="corpus")
-router.register("batches", views.BatchViewSet, basename="batch")
+router.register("batches", batch_views.BatchViewSet, basename="batch")
 router.register("assignments", views.AssignmentViewSet, basename="assignment")
 router.register("jobs", views.JobViewSet, basename="job")
 router.register("releases", views.ReleaseViewSet, basename="release")

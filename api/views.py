@@ -27,19 +27,10 @@ from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotation.hits import BuiltFrom, handler_for
-from annotation.models import Assignment, Batch, Corpus, IllegalTransition, Job
-from annotation.platforms import Platform
-from annotation.services.batches import BatchSpecError
+from annotation.models import Assignment, Corpus, IllegalTransition, Job
 from api import action_serializers as a
 from api import serializers as s
-from console.batch_form import NewBatchForm
-from console.progress import live_progress
 from console.review_views import outcome, plain
-from crowd.services.batch_status import change_status
-from crowd.services.budget import spent_cents
-from crowd.services.launching import QualificationChoiceError, create_draft, dry_run, qualification_options
-from crowd.services.lifecycle import LifecycleError, estimate_for
 from crowd.services.review import ReviewError, approve_assignment, bonus, reject_assignment
 from evaluation.forms import StartBenchmarkForm
 from evaluation.models import BenchmarkRun
@@ -130,137 +121,6 @@ class CorpusViewSet(ChoiceFilters, viewsets.ReadOnlyModelViewSet):
             ],
         }
         return Response(a.CorpusStatusSerializer(body).data)
-
-
-def _estimate_body(hits: int, estimate: Any, currency: str) -> dict[str, Any]:
-    return {
-        "hits": hits,
-        "currency": currency,
-        "assignments": estimate.assignments,
-        "rewards_cents": estimate.rewards_cents,
-        "bonuses_cents": estimate.bonuses_cents,
-        "fees_cents": estimate.fees_cents,
-        "total_cents": estimate.total_cents,
-    }
-
-
-BATCH_FILTERS = {
-    "status": tuple(Batch.Status.values),
-    "kind": tuple(Batch.Kind.values),
-    "provider": tuple(Platform.values()),
-}
-
-
-@extend_schema_view(list=extend_schema(parameters=_choice_parameters(BATCH_FILTERS)))
-class BatchViewSet(ChoiceFilters, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
-    """Batches: list, one with progress and cost, create (as the New batch page), publish, pause, resume."""
-
-    queryset = Batch.objects.select_related("corpus").order_by("-created", "-pk")
-    choice_filters = BATCH_FILTERS
-    action_permissions = {
-        "create": "launch",
-        "estimate": "launch",
-        "publish": "launch",
-        "pause": "manage",
-        "resume": "manage",
-    }
-
-    def get_serializer_class(self) -> type:
-        if self.action in ("create", "estimate"):
-            return s.BatchCreateSerializer
-        return s.BatchDetailSerializer if self.action == "retrieve" else s.BatchSerializer
-
-    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        batch = self.get_object()
-        return Response(s.BatchDetailSerializer(self._detail(batch)).data)
-
-    @staticmethod
-    def _detail(batch: Batch) -> Batch:
-        """``batch`` with ``progress``, ``cost`` and ``estimate`` attached (the batch page's figures)."""
-        live = live_progress(batch)
-        batch.progress = {
-            "places_total": live["places"]["total"],
-            "states": {row["state"]: row["n"] for row in live["places"]["states"]},
-            "hits_total": live["hits"]["total"],
-            "hits_completed": live["hits"]["completed"],
-        }
-        batch.cost = spent_cents(batch)
-        batch.estimate = _estimate_body(batch.hits.count(), estimate_for(batch), batch.currency)
-        return batch
-
-    def _form(self, request: Request) -> NewBatchForm:
-        """The New batch form filled from the body; a bad body or a form error is a 400."""
-        body = s.BatchCreateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = QueryDict(mutable=True)
-        for key, value in body.form_data().items():
-            data.setlist(key, [str(v) for v in value] if isinstance(value, list) else [str(value)])
-        form = NewBatchForm(data)
-        if not form.is_valid():
-            raise ApiValidationError(form.errors.get_json_data())
-        if handler_for(form.cleaned_data["kind"]).built_from == BuiltFrom.RELEASE:
-            raise ApiValidationError({"kind": ["Expert batches are created from the New batch page."]})
-        return form
-
-    def _spec(self, form: NewBatchForm) -> Any:
-        data = form.cleaned_data
-        try:
-            options = qualification_options(
-                data["provider"],
-                data["require_qualification"].pk if data.get("require_qualification") else None,
-                [b.pk for b in data.get("exclude_batches") or []],
-            )
-        except QualificationChoiceError as exc:
-            raise ApiValidationError({exc.field: [str(exc)]}) from exc
-        return form.spec(options)
-
-    @extend_schema(request=s.BatchCreateSerializer, responses={201: s.BatchDetailSerializer})
-    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Create a draft batch (its HITs and its estimate); publish it with ``publish``."""
-        spec = self._spec(self._form(request))
-        try:
-            batch, _ = create_draft(spec, created_by=request.user)
-        except (BatchSpecError, LifecycleError) as exc:
-            raise _refused(exc) from exc
-        return Response(s.BatchDetailSerializer(self._detail(batch)).data, status=status.HTTP_201_CREATED)
-
-    @extend_schema(request=s.BatchCreateSerializer, responses={200: s.EstimateSerializer})
-    @action(detail=False, methods=["post"])
-    def estimate(self, request: Request) -> Response:
-        """What a batch with these values would cost (the New batch page's estimate); creates nothing."""
-        spec = self._spec(self._form(request))
-        try:
-            hits, estimate, currency = dry_run(spec)
-        except (BatchSpecError, LifecycleError) as exc:
-            raise _refused(exc) from exc
-        return Response(s.EstimateSerializer(_estimate_body(hits, estimate, currency)).data)
-
-    def _change(self, action_name: str) -> Response:
-        batch = self.get_object()
-        try:
-            change_status(batch, action_name)
-        except (IllegalTransition, LifecycleError) as exc:
-            raise _refused(exc) from exc
-        batch.refresh_from_db()
-        return Response(s.BatchDetailSerializer(self._detail(batch)).data)
-
-    @extend_schema(request=None, responses={200: s.BatchDetailSerializer})
-    @action(detail=True, methods=["post"])
-    def publish(self, request: Request, pk: str) -> Response:
-        """Publish a draft on its platform (or resume a paused batch's listing)."""
-        return self._change("publish")
-
-    @extend_schema(request=None, responses={200: s.BatchDetailSerializer})
-    @action(detail=True, methods=["post"])
-    def pause(self, request: Request, pk: str) -> Response:
-        """Pause a published batch on its platform: no new claims."""
-        return self._change("pause")
-
-    @extend_schema(request=None, responses={200: s.BatchDetailSerializer})
-    @action(detail=True, methods=["post"])
-    def resume(self, request: Request, pk: str) -> Response:
-        """Resume a paused batch."""
-        return self._change("resume")
 
 
 class AssignmentViewSet(viewsets.ReadOnlyModelViewSet):
