@@ -19,7 +19,8 @@ router.register("webhook-deliveries", action_views.DeliveryViewSet, basename="we
 
 app_name = "api"
 urlpatterns = [
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    # The schema lists the routes of the URLconf that holds the API (not the site's: config/api_urls.py).
+    path("schema/", SpectacularAPIView.as_view(urlconf="config.api_urls"), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("", include(router.urls)),
 ]

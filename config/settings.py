@@ -78,6 +78,8 @@ MIDDLEWARE = [
     "django.middleware.http.ConditionalGetMiddleware",
     # Undecodable bodies get 400; NUL and lone surrogates leave every form and query value.
     "config.request_guard.RequestGuardMiddleware",
+    # Requests under /api/ resolve with the URLconf that holds the REST API (imported on first use).
+    "config.api_urls.ApiURLConfMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -1,5 +1,6 @@
 """Top-level URL routes: the admin, researcher sign-in and sign-out, the researcher pages, the HIT pages
-and the local crowd's pages."""
+and the local crowd's pages. The REST API's routes are added for requests under ``/api/`` only
+(:mod:`config.api_urls`)."""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
@@ -32,7 +33,6 @@ urlpatterns = [
     path("crowd/", include("crowd.urls")),
     path("releases/", include("exports.urls")),
     path("benchmarks/", include("evaluation.urls")),
-    path("api/v1/", include("api.urls")),
     path("", include("console.urls")),
 ]
 

@@ -1,4 +1,8 @@
-"""Celery tasks of the distractors app: training and bulk suggestion, recorded as Jobs."""
+"""Celery tasks of the distractors app: training and bulk suggestion, recorded as Jobs.
+
+Training's libraries (torch, spaCy, scikit-learn) are imported by the task that trains, not by this
+module: every default-queue worker imports it at start, and most never train.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,6 @@ from celery import shared_task
 
 from annotation.models import Job
 from distractors.model_store import local_model_dir, publish_model
-from distractors.training import TrainConfig, train
 
 
 def model_dir() -> Path:
@@ -39,9 +42,11 @@ def train_ranker(job_id: int) -> dict[str, Any]:
     error marks the Job failed with the message.
     """
 
+    from distractors import training
+
     def work(job: Job) -> dict[str, Any]:
         params = job.params
-        config = TrainConfig(
+        config = training.TrainConfig(
             arc_dir=Path(params["arc_dir"]) if params.get("arc_dir") else None,
             sciq_dir=Path(params["sciq_dir"]) if params.get("sciq_dir") else None,
             n_trees=int(params.get("n_trees", 500)),
@@ -54,8 +59,8 @@ def train_ranker(job_id: int) -> dict[str, Any]:
             job.report(int(fraction * 100))
 
         if params.get("out_dir"):  # a folder named by the caller: trained there, not served
-            return train(config, Path(params["out_dir"]), progress=progress)
-        result = train(config, model_dir(), progress=progress)
+            return training.train(config, Path(params["out_dir"]), progress=progress)
+        result = training.train(config, model_dir(), progress=progress)
         version = publish_model(model_dir())
         return {**result, **({"published_version": version} if version else {})}
 

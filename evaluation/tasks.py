@@ -1,4 +1,8 @@
-"""Celery tasks of the evaluation app. Tasks named ``gpu_*`` are routed to the ``gpu`` queue."""
+"""Celery tasks of the evaluation app. Tasks named ``gpu_*`` are routed to the ``gpu`` queue.
+
+The execution service (scikit-learn, pandas, pyarrow, the models) is imported by the task that runs a
+benchmark: default-queue workers import this module at start too, and never run it.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,6 @@ import socket
 from typing import Any
 
 from celery import shared_task
-
-from evaluation.services.execution import execute_run
 
 
 @shared_task(name="evaluation.tasks.gpu_environment", bind=True, acks_late=True)
@@ -47,6 +49,8 @@ def gpu_run_benchmark(self: Any, run_id: int) -> dict[str, Any]:
     def notify(progress: dict[str, Any]) -> None:
         if self.request.id and not self.request.is_eager:
             self.update_state(state="PROGRESS", meta=progress)
+
+    from evaluation.services.execution import execute_run  # the metrics' and models' libraries
 
     run = execute_run(run_id, notify=notify)
     return {"run": run.pk, "status": run.status, "metrics": run.metrics, "results_path": run.results_path}

@@ -33,7 +33,6 @@ from django.views.generic import DetailView, FormView, ListView
 
 from annotation.models import Job
 from annotation.permissions import ResearcherRequiredMixin, allowed, can_view, refuse, researcher_action
-from exports.card_html import render_card_html
 from exports.checks import PROBLEM_CODES
 from exports.forms import ReleaseForm
 from exports.models import Release
@@ -129,6 +128,8 @@ class ReleaseDetailView(ResearcherRequiredMixin, DetailView):
             {**entry, "url": file_url(str(entry["path"]))} for entry in manifest.get("files") or []
         ]
         if CARD in listed and (root / CARD).is_file():
+            from exports.card_html import render_card_html  # markdown-it: only for a release's page
+
             context["card_html"] = render_card_html((root / CARD).read_text(encoding="utf-8"), file_url)
         context["verify"] = self._verify(root)
         context["diff"] = self._diff(release)

@@ -19,10 +19,12 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
-
-from spacy.tokens import Span
+from typing import TYPE_CHECKING
 
 from filters.wordlists import load_wordlist, split_words_and_phrases
+
+if TYPE_CHECKING:  # spaCy (and torch under it) loads only where sentences are parsed
+    from spacy.tokens import Span
 
 RULE_CODES: tuple[str, ...] = (
     "question_or_exclamation",

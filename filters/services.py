@@ -19,7 +19,6 @@ from annotation.qc.common import severities_of
 from annotation.qc.sciq import SciQItem, SciQOptions
 from annotation.qc.syllabusqa import SyllabusQAPair
 from filters.qc import run_qc
-from filters.sentence_filter import judge_passages
 from filters.sentence_rules import FilterOptions
 
 logger = logging.getLogger(__name__)
@@ -42,6 +41,9 @@ def filter_corpus(
     Returns:
         counts of passages judged now, accepted and rejected in the corpus, and rule frequencies.
     """
+    # spaCy (and torch under it) only where passages are judged, not in every process that runs QC.
+    from filters import sentence_filter
+
     options = options or FilterOptions()
     queryset = corpus.passages.order_by("pk")
     if refilter:
@@ -56,7 +58,8 @@ def filter_corpus(
     for start in range(0, total, CHUNK):
         chunk = list(Passage.objects.filter(pk__in=pending_ids[start : start + CHUNK]).order_by("pk"))
         now = timezone.now()
-        for passage, verdict in zip(chunk, judge_passages([p.text for p in chunk], options), strict=True):
+        verdicts = sentence_filter.judge_passages([p.text for p in chunk], options)
+        for passage, verdict in zip(chunk, verdicts, strict=True):
             passage.filter_status = (
                 Passage.FilterStatus.ACCEPTED if verdict.accepted else Passage.FilterStatus.REJECTED
             )

@@ -380,7 +380,7 @@ def queue_run(release: Release, choices: dict[str, Any]) -> tuple[BenchmarkRun, 
         BenchmarkInputError, ReleaseError: the choices do not fit the release.
     """
     from evaluation.forms import LOCAL_MODEL
-    from evaluation.tasks import gpu_run_benchmark  # the task module imports the execution service
+    from evaluation.tasks import gpu_run_benchmark
 
     run_request = RunRequest(
         release_dir=release_root(release),

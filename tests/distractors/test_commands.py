@@ -77,7 +77,7 @@ def test_train_distractor_ranker__deterministic_reaches_the_training_config(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """--deterministic is stored on the job and trains the embeddings on one thread (TrainConfig)."""
-    import distractors.tasks
+    import distractors.training
 
     seen = []
 
@@ -85,7 +85,7 @@ def test_train_distractor_ranker__deterministic_reaches_the_training_config(
         seen.append(config)
         return {"model_version": "x"}
 
-    monkeypatch.setattr(distractors.tasks, "train", fake_train)
+    monkeypatch.setattr(distractors.training, "train", fake_train)
     arc = tmp_path / "arc"
     arc.mkdir()
     for flag, expected in (("--deterministic", True), (None, False)):

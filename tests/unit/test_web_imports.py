@@ -33,8 +33,8 @@ HEAVY = (
     "boto3",
     "botocore",
 )
-# requests is not on the list: Django REST framework (the API's views) imports it, when installed, in
-# rest_framework.compat for its test client; it is small beside the packages above.
+#: What the REST API brings (config/api_urls.py): loaded by the first request under /api/, not before.
+API_ONLY = ("rest_framework.serializers", "drf_spectacular.views", "requests", "django.test", "markdown_it")
 
 PROBE = """
 import importlib, json, sys
@@ -83,3 +83,52 @@ def test_web_worker_imports_no_ml_stack_or_platform_sdk() -> None:
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["views"] > 50, report
     assert report["loaded"] == [], f"web process imported {report['loaded']}"
+
+
+def _probe(code: str, names: tuple[str, ...]) -> list[str]:
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(names)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if result.returncode != 0:
+        pytest.fail(f"probe failed:\n{result.stderr[-3000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])["loaded"]
+
+
+def test_web_worker_loads_the_api_only_for_an_api_request() -> None:
+    code = PROBE.replace(
+        "heavy = json.loads(sys.argv[1])",
+        "from django.urls import reverse\nreverse('worker:home')\nheavy = json.loads(sys.argv[1])",
+    )
+    assert _probe(code, API_ONLY) == []
+    after_api = PROBE.replace(
+        "heavy = json.loads(sys.argv[1])",
+        "from django.test import Client\n"
+        "assert Client().get('/api/v1/', HTTP_HOST='localhost', secure=True).status_code < 500\n"
+        "heavy = json.loads(sys.argv[1])",
+    )
+    assert "drf_spectacular.views" in _probe(after_api, API_ONLY)  # the probe can fail
+
+
+CELERY_PROBE = """
+import json, sys
+import django
+django.setup()
+from config.celery import app
+app.loader.import_default_modules()
+import crowd.services.after_submission, filters.services, annotation.hits.syllabus_qa  # QC's own
+heavy = json.loads(sys.argv[1])
+print(json.dumps({"loaded": sorted(m for m in heavy if m in sys.modules)}))
+"""
+
+
+def test_default_queue_worker_imports_no_ml_stack_at_start() -> None:
+    """A Celery worker imports every task module at start; training, benchmarks and the sentence
+    filter import their libraries in the task that uses them (hundreds of MB per pool process)."""
+    assert _probe(CELERY_PROBE, HEAVY) == []
