@@ -37,6 +37,30 @@ def _recycle_database_connections(task: object = None, **kwargs: object) -> None
     close_old_connections()
 
 
+@signals.worker_init.connect
+@signals.beat_init.connect
+def _refuse_to_start_on_check_errors(sender: object = None, **kwargs: object) -> None:
+    """A worker or beat refuses to start on a crowdqa system check error, as the web server does.
+
+    The checks are ``config/wsgi.py``'s (a malformed ``CROWDQA_STORAGE_URL``, no ``DJANGO_SECRET_KEY``
+    outside the demo...): a worker that started anyway would fail every job that writes a file, or sign
+    links nobody can check. Celery logs and ignores an ``Exception`` raised by a signal receiver, so the
+    refusal is a ``SystemExit``: the process ends with status 1 and the checks' messages on stderr.
+    """
+    import django
+    from django.apps import apps
+
+    if not apps.ready:
+        django.setup()
+    from annotation.checks import startup_errors
+
+    errors = startup_errors()
+    if errors:
+        raise SystemExit(
+            "crowdqa refuses to start:\n" + "\n".join(f"{e.id}: {e.msg} ({e.hint})" for e in errors)
+        )
+
+
 DEFAULT_EXCHANGE = Exchange("default", type="direct")
 GPU_EXCHANGE = Exchange("gpu", type="direct")
 app.conf.task_queues = (
