@@ -71,6 +71,7 @@ app.conf.task_queues = (
 TASK_ROUTES = {
     "evaluation.tasks.gpu_*": {"queue": "gpu", "routing_key": "gpu"},
     "annotation.tasks.gpu_*": {"queue": "gpu", "routing_key": "gpu"},
+    "evaluation.loop_tasks.gpu_*": {"queue": "gpu", "routing_key": "gpu"},
     "*": {"queue": "default", "routing_key": "default"},
 }
 app.conf.task_routes = TASK_ROUTES

@@ -16,6 +16,7 @@ from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.views.generic import DetailView, TemplateView
 
+from annotation.hits import handler_for
 from annotation.models import HIT, Assignment, Batch, Corpus, Document, Job, ModelCheck, Passage, QAPair
 from annotation.permissions import ResearcherRequiredMixin, can_view
 from console.progress import live_progress
@@ -25,6 +26,7 @@ from crowd.services.auto_approval import describe as describe_delay
 from crowd.services.auto_approval import summary as auto_approval_summary
 from crowd.services.dashboard import batch_stats
 from evaluation.services.model_checks import fooled_rates, loop_settings, validation_summary
+from evaluation.services.options_only import options_only_rates
 
 
 def health(request: HttpRequest) -> JsonResponse:
@@ -163,6 +165,8 @@ class BatchDetailView(ResearcherRequiredMixin, DetailView):
         if context["model_loop"] or ModelCheck.objects.filter(assignment__hit__batch=batch).exists():
             context["model_rates"] = fooled_rates(batch)
             context["model_validation"] = validation_summary(batch)
+        if handler_for(batch.kind).options_only_check:
+            context["options_only"] = options_only_rates(batch)
         return context
 
 

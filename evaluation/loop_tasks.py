@@ -1,4 +1,5 @@
-"""Celery jobs of the model in the loop (default queue): a light module, so the web process can queue them.
+"""Celery jobs of the model in the loop (default queue; ``gpu_*`` on the gpu queue): a light module, so the
+web process can queue them.
 
 Thin, as every task module: :mod:`evaluation.services.model_checks` does the work. Both jobs are
 idempotent (a check is kept per assignment and card, a linked pair is left alone) and bounded by
@@ -7,6 +8,8 @@ answer" and the batch page counts as unchecked.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from celery import shared_task
 
@@ -53,3 +56,17 @@ def requeue_unchecked_submissions() -> dict[str, list[int]]:
     from evaluation.services.model_checks import requeue_unchecked
 
     return {"assignments": requeue_unchecked()}
+
+
+@shared_task(
+    name="evaluation.loop_tasks.gpu_options_only_check",
+    acks_late=True,
+    soft_time_limit=SOFT_LIMIT_S * 5,
+    time_limit=SOFT_LIMIT_S * 5 + 10,
+)
+def gpu_options_only_check(assignment_id: int) -> dict[str, Any]:
+    """The SciQ artifact check of a stage-2 submission's item (``gpu`` queue: a transformer scores the
+    options); fails open."""
+    from evaluation.services.options_only import check_submission
+
+    return check_submission(assignment_id)

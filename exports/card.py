@@ -137,6 +137,24 @@ def _model_loop_section(everything: SplitStatistics) -> list[str]:
     return lines + [""]
 
 
+def _options_only_section(everything: SplitStatistics) -> list[str]:
+    """The card's SciQ artifact check: items a model answered from the options alone (or nothing)."""
+    checked, answered = everything.options_only_checked, everything.options_only_answered
+    if not checked:
+        return []
+    models = ", ".join(f"`{m}` ({n:,})" for m, n in sorted(everything.options_only_models.items()))
+    return [
+        "## Answerable from the options alone",
+        "",
+        f"{checked:,} of {everything.mcq:,} multiple-choice items were given, after their validation, to a "
+        f"language model that scores the four options after the question without the passage ({models}). "
+        f"It picked the correct answer (by total and per-character log-likelihood) for {answered:,} of "
+        f"them ({answered / checked:.3f}); those were flagged for review, since poor distractors can give "
+        "the answer away. `options_only_answered` in the JSONL and Parquet files marks them.",
+        "",
+    ]
+
+
 def _fmt(value: Optional[float]) -> str:
     if value is None:
         return "–"
@@ -453,6 +471,7 @@ def render_card(
     if inputs.aggregation:
         lines += _aggregation_section(inputs.aggregation)
     lines += _model_loop_section(everything)
+    lines += _options_only_section(everything)
     if suggestions:
         lines += _suggestion_section(suggestions)
     lines += list(extra_sections)

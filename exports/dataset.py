@@ -28,7 +28,7 @@ from django.db.models.functions import Cast, Collate, Concat
 from annotation import question_types as qt
 from annotation.models import Assignment, Batch, Corpus, Distractor, Document, QAPair
 from exports.card import CardInputs
-from exports.model_loop import model_fields
+from exports.model_loop import model_fields, options_only_fields
 from exports.original_formats import SourceDocument
 from exports.records import MCQRecord, QARecord, RecordStream
 from exports.splits import PreviousAssignment
@@ -55,7 +55,7 @@ def pairs_for(
         pairs = pairs.filter(assignment__hit__batch__in=chosen, assignment__status=Assignment.Status.APPROVED)
     return (
         pairs.select_related("document", "passage", "assignment__worker", "model_check")
-        .prefetch_related("spans", "steps", "distractors", "validations")
+        .prefetch_related("spans", "steps", "distractors", "validations", "options_only_checks")
         .order_by("pk")
     )
 
@@ -110,6 +110,7 @@ def record_for(qa: QAPair) -> Record:
             support=qa.passage.text if qa.passage_id else "",
             document_id=f"passage-{qa.passage_id}" if qa.passage_id else "",
             worker=worker,
+            extra=options_only_fields(qa),
         )
     name = qa.document.name if qa.document_id else ""
     return QARecord(

@@ -48,3 +48,18 @@ def model_fields(qa: QAPair) -> dict[str, ExtraValue]:
         "model_latency_ms": float(check.latency_ms),
         "model_validation": check.validation,
     }
+
+
+def options_only_fields(qa: QAPair) -> dict[str, ExtraValue]:
+    """The SciQ artifact check of a multiple-choice pair as release fields (none when it was not checked).
+
+    ``options_only_model`` (the scoring model) and ``options_only_answered`` (True when the model picked
+    the correct answer from the options alone, without the passage, for some validator's item).
+    """
+    checks = list(qa.options_only_checks.all())
+    if not checks:
+        return {}
+    return {
+        "options_only_model": checks[0].model_version,
+        "options_only_answered": any(c.answered for c in checks),
+    }

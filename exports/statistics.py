@@ -95,6 +95,9 @@ class SplitStatistics:
         model_setups: ``system / judge / version`` -> QA records checked with it.
         model_validated: question type -> fooled records a second worker validated (``model_validation``).
         model_confirmed: question type -> those the validator confirmed (the model was wrong).
+        options_only_checked: multiple-choice records a model tried from the options alone.
+        options_only_answered: those it answered (``options_only_answered``).
+        options_only_models: scoring model -> multiple-choice records it checked.
     """
 
     records: int = 0
@@ -112,6 +115,9 @@ class SplitStatistics:
     model_setups: Counter[str] = field(default_factory=Counter)
     model_validated: Counter[str] = field(default_factory=Counter)
     model_confirmed: Counter[str] = field(default_factory=Counter)
+    options_only_checked: int = 0
+    options_only_answered: int = 0
+    options_only_models: Counter[str] = field(default_factory=Counter)
 
     def add(self, record: Record, tokenize: Callable[[str], int] = count_tokens) -> None:
         """Count one record."""
@@ -138,6 +144,11 @@ class SplitStatistics:
             if record.has_passage:
                 self.passage_tokens[tokenize(record.support)] += 1
             self.distractor_counts[len(record.distractors)] += 1
+            answered = record.extra.get("options_only_answered")
+            if answered is not None:
+                self.options_only_checked += 1
+                self.options_only_answered += bool(answered)
+                self.options_only_models[str(record.extra.get("options_only_model") or "?")] += 1
         if record.worker:
             self.workers.add(record.worker)
 
@@ -169,6 +180,9 @@ class SplitStatistics:
             total.model_setups.update(part.model_setups)
             total.model_validated.update(part.model_validated)
             total.model_confirmed.update(part.model_confirmed)
+            total.options_only_checked += part.options_only_checked
+            total.options_only_answered += part.options_only_answered
+            total.options_only_models.update(part.options_only_models)
         return total
 
     def lengths(self, documents: Mapping[str, DocumentInfo]) -> dict[str, Summary]:

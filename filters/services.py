@@ -14,8 +14,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation import question_types as qt
-from annotation.models import Corpus, Passage, QAPair
-from annotation.qc.common import severities_of
+from annotation.models import Corpus, OptionsOnlyCheck, Passage, QAPair
+from annotation.qc.common import OPTIONS_ONLY, SEVERITY, severities_of
 from annotation.qc.sciq import SciQItem, SciQOptions
 from annotation.qc.syllabusqa import SyllabusQAPair
 from filters.qc import run_qc
@@ -168,9 +168,18 @@ def qc_queryset(pairs: Any, save: bool = True) -> list[dict[str, Any]]:
                 by_pk[qa.pk] = result
     results = [by_pk[qa.pk] for qa in pairs]
     if save:
+        # A stored check's review flag is not QC's to drop: a model answered the item from its options.
+        answered = set(
+            OptionsOnlyCheck.objects.filter(qa_pair__in=[qa.pk for qa in pairs], answered=True).values_list(
+                "qa_pair_id", flat=True
+            )
+        )
         for qa, result in zip(pairs, results, strict=True):
             qa.qc_flags = list(result["flags"])
             qa.qc_severity = severities_of(result["issues"])
+            if qa.pk in answered and OPTIONS_ONLY not in qa.qc_flags:
+                qa.qc_flags.append(OPTIONS_ONLY)
+                qa.qc_severity[OPTIONS_ONLY] = SEVERITY[OPTIONS_ONLY]
             qa.normalized_answer = result.get("normalized_answer") or ""
         with transaction.atomic():
             QAPair.objects.bulk_update(

@@ -228,7 +228,8 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
                 return _closed_response(request, assignment) or _after_submit(request, assignment)
             handler.store(assignment, check)
             asks_model = loop_settings(batch) is not None
-            transaction.on_commit(lambda: _after_commit(assignment.pk, asks_model, batch.pk))
+            options_only = handler.options_only_check
+            transaction.on_commit(lambda: _after_commit(assignment.pk, asks_model, batch.pk, options_only))
     except HitConflict as exc:
         assignment = _keep_as_draft(request, token, fields)
         check.error("__all__", str(exc))
@@ -253,7 +254,9 @@ def _keep_as_draft(request: HttpRequest, token: str, fields: dict[str, Any]) -> 
     return locked
 
 
-def _after_commit(assignment_id: int, asks_model: bool = False, batch_id: Optional[int] = None) -> None:
+def _after_commit(
+    assignment_id: int, asks_model: bool = False, batch_id: Optional[int] = None, options_only: bool = False
+) -> None:
     """Queue the work that follows a stored submission (QC, and the model checks of a batch that asks a
     model); failures never lose the submission."""
     try:
@@ -274,6 +277,13 @@ def _after_commit(assignment_id: int, asks_model: bool = False, batch_id: Option
                 "could not queue the model checks of Assignment(%s); the model-loop sweep re-queues them",
                 assignment_id,
             )
+    if options_only:
+        try:
+            from evaluation.loop_tasks import gpu_options_only_check
+
+            gpu_options_only_check.delay(assignment_id)
+        except Exception:  # noqa: BLE001 - the artifact check fails open: the item stays unchecked
+            logger.exception("could not queue the options-only check of Assignment(%s)", assignment_id)
 
 
 def _after_submit(request: HttpRequest, assignment: Assignment) -> HttpResponse:

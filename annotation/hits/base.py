@@ -143,6 +143,9 @@ class HitHandler(abc.ABC):
     #: the kind of the batch in which a second worker confirms or disputes the "fooled" verdicts of the
     #: model in the loop (None: its verdicts are not validated).
     verdict_validation_kind: ClassVar[Optional[str]] = None
+    #: after a submission, a model answers the item it made (question, answer, distractors) from the
+    #: options alone, and an item it answers is flagged for review (:mod:`evaluation.services.options_only`).
+    options_only_check: ClassVar[bool] = False
 
     def tutorial(self) -> Tutorial:
         """What the consent page, the time note and the tutorial show for this kind.

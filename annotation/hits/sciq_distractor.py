@@ -78,6 +78,7 @@ class SciQDistractorHandler(HitHandler):
     default_title = "Check a science exam question and choose wrong answer options"
     repeatable = frozenset({"flag", "suggested"})
     serves_gold = True
+    options_only_check = True
     field_names: ClassVar[frozenset[str]] = frozenset({"flag", "suggested", *OWN_FIELDS})
 
     def accepts_field(self, name: str) -> bool:

@@ -23,7 +23,7 @@ from annotation.models.answers import (
 from annotation.models.corpus import MAX_CROWD_REJECTIONS, Corpus, Document, Passage, sha256_text
 from annotation.models.gold import GoldAnswer, GoldItem, GoldStanding
 from annotation.models.jobs import Job
-from annotation.models.model_checks import ModelCheck
+from annotation.models.model_checks import ModelCheck, OptionsOnlyCheck
 from annotation.models.work import HIT, Assignment, Batch, IllegalTransition
 from annotation.platforms import Platform
 
@@ -44,6 +44,7 @@ __all__ = [
     "IllegalTransition",
     "Job",
     "ModelCheck",
+    "OptionsOnlyCheck",
     "Passage",
     "Platform",
     "QAPair",

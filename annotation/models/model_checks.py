@@ -12,7 +12,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from annotation.models.answers import QUESTION_TYPE_CHOICES, QAPair
+from annotation.models.answers import QUESTION_TYPE_CHOICES, QAPair, Validation
 from annotation.models.work import Assignment
 
 
@@ -71,3 +71,34 @@ class ModelCheck(models.Model):
     def matches(self, question: str, answer: str) -> bool:
         """True when the check was asked about this question and answer (the card is unchanged since)."""
         return self.question.strip() == question.strip() and self.worker_answer.strip() == answer.strip()
+
+
+class OptionsOnlyCheck(models.Model):
+    """A SciQ stage-2 item answered by a model from its options alone, without the passage.
+
+    Why (papers/sciq-crowdsourcing-mcq.txt): poor distractors make a question trivial, answerable without
+    reading anything. After a validator chose the item's three distractors, a language model scores the
+    four options as continuations of the question (no passage); when it picks the correct answer both
+    by total and by per-character log-likelihood, the item is ``answered`` and its pair is flagged
+    ``options_only`` for review. One row per validation (each validator's distractors make their own
+    item); written by :mod:`evaluation.services.options_only`.
+    """
+
+    validation = models.OneToOneField(Validation, on_delete=models.CASCADE, related_name="options_only_check")
+    qa_pair = models.ForeignKey(QAPair, on_delete=models.CASCADE, related_name="options_only_checks")
+    model_version = models.CharField(max_length=200)
+    options = models.JSONField(
+        help_text="The options as scored: the correct answer first, then the distractors."
+    )
+    scores = models.JSONField(help_text="Each option's summed log-likelihood after the question.")
+    chosen = models.PositiveSmallIntegerField(help_text="The option with the highest log-likelihood.")
+    chosen_per_char = models.PositiveSmallIntegerField(help_text="The highest per character of the option.")
+    answered = models.BooleanField(help_text="Both choices are the correct answer (option 0).")
+    latency_ms = models.FloatField()
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["qa_pair", "validation"]
+
+    def __str__(self) -> str:
+        return f"OptionsOnlyCheck({self.pk}) of Validation({self.validation_id}): answered={self.answered}"

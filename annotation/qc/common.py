@@ -23,6 +23,10 @@ REVIEW = "review"
 FIXED = "fixed"
 """Fixed automatically by normalisation; the original text is kept alongside."""
 
+OPTIONS_ONLY = "options_only"
+"""The review flag of a SciQ item a model answered from its options alone
+(:mod:`evaluation.services.options_only`)."""
+
 SEVERITY: dict[str, str] = {
     # SyllabusQA
     "pii_request": REVIEW,
@@ -44,6 +48,8 @@ SEVERITY: dict[str, str] = {
     "answer_in_question": ERROR,
     # Two sessions wrote about one passage before their platform vouched for either (docs/admission.md).
     "passage_reused": REVIEW,
+    # A model answered the stage-2 item from its options alone, without the passage (poor distractors).
+    "options_only": REVIEW,
     "distractor_equals_answer": ERROR,
     "duplicate_distractor": ERROR,
     "distractor_count": ERROR,
