@@ -97,12 +97,14 @@ def client_key(address: str) -> str:
     return digest.hexdigest()[:32]
 
 
-def _unconfirmed_from(batch: Batch, worker: Worker, client: str) -> int:
+def _unconfirmed_from(batch: Batch, worker: Worker, client: str, hit: Optional[HIT]) -> int:
     """The worker's sessions in ``batch`` opened from ``client`` that may still become work that counts.
 
     Not vouched for yet, and either open within their time limit or submitted and not found missing on
     the platform by sync (``missing_on_platform``): a worker holding several HITs at once from one
-    browser has each of them counted for their cap before the platform confirms any.
+    browser has each of them counted for their cap before the platform confirms any. Their sessions on
+    ``hit`` itself (the HIT they arrive on) are not counted: MTurk gives a worker one assignment of a
+    HIT at a time, so a new id there follows a return on MTurk (return and accept again).
     """
     if not client:
         return 0
@@ -111,24 +113,25 @@ def _unconfirmed_from(batch: Batch, worker: Worker, client: str) -> int:
     # (a negated key lookup would also drop rows without the key: SQL's NULL)
     found = Q(platform_meta__missing_on_platform__isnull=True) | Q(platform_meta__missing_on_platform=False)
     submitted = Q(status=Assignment.Status.SUBMITTED) & found
-    return (
-        Assignment.objects.filter(hit__batch=batch, worker=worker, vouched=False)
-        .filter(platform_meta__client=client)
-        .filter(open_now | submitted)
-        .count()
-    )
+    sessions = Assignment.objects.filter(hit__batch=batch, worker=worker, vouched=False)
+    if hit is not None:
+        sessions = sessions.exclude(hit=hit)
+    return sessions.filter(platform_meta__client=client).filter(open_now | submitted).count()
 
 
-def check_can_work(batch: Batch, worker: Worker, resuming: bool = False, client: str = "") -> None:
+def check_can_work(
+    batch: Batch, worker: Worker, resuming: bool = False, client: str = "", hit: Optional[HIT] = None
+) -> None:
     """Raise :class:`Refused` when the worker may not take any (new) HIT of ``batch``.
 
     Checks the batch status (a paused batch still lets a worker resume what they hold), blocks, the
     required qualification (``options["required_qualification"]``, granted by a screening batch), the
     per-worker total cap (SyllabusQA) and the budget cap. The caps count work the platform vouches for
     (:meth:`AssignmentQuerySet.vouched`), plus the worker's unconfirmed sessions opened from the same
-    client as this arrival (``client``, :func:`client_key`): sessions under made-up MTurk ids, which
-    anyone knowing a worker id can open from elsewhere, never use up that worker's cap, while a worker
-    who holds several HITs at once from one browser is counted for each (docs/admission.md).
+    client as this arrival (``client``, :func:`client_key`) on other HITs than ``hit``: sessions under
+    made-up MTurk ids, which anyone knowing a worker id can open from elsewhere, never use up that
+    worker's cap, while a worker who holds several HITs at once from one browser is counted for each
+    (docs/admission.md).
     """
     open_statuses = (Batch.Status.PUBLISHED, Batch.Status.PAUSED) if resuming else (Batch.Status.PUBLISHED,)
     if batch.status not in open_statuses:
@@ -152,7 +155,7 @@ def check_can_work(batch: Batch, worker: Worker, resuming: bool = False, client:
             .vouched()
             .count()
         )
-        held += _unconfirmed_from(batch, worker, client)
+        held += _unconfirmed_from(batch, worker, client, hit)
         if written + (held + 1) * per_hit > batch.max_pairs_per_worker:
             raise Refused(
                 "You have reached the maximum number of QA pairs for this batch. Thank you!", status=409

@@ -256,7 +256,7 @@ def claim_platform_assignment(
                     status=409,
                 )
             # the worker's caps, counted under their row lock (with their sessions from the same client)
-            admission.check_can_work(batch, worker, client=(meta or {}).get("client", ""))
+            admission.check_can_work(batch, worker, client=(meta or {}).get("client", ""), hit=locked_hit)
             reason = admission.hit_refusal(batch, worker, locked_hit)
             if reason:
                 raise ClaimRefused(reason, status=409)

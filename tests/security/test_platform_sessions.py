@@ -161,6 +161,10 @@ def test_mturk__cap_counts_the_hits_a_worker_holds_at_once_but_not_made_up_ids_f
     assert second.status_code == 409 and "maximum number" in second.content.decode()
     # Reloading the session they hold still opens it.
     assert _accept(batch, 1, "GENUINE000000000000000000000001", "CAPPED", GENUINE_ADDRESS).status_code == 302
+    # Return on MTurk and accept the same HIT again: a fresh id there is admitted (one assignment of a
+    # HIT at a time on MTurk), while another HIT is still over the cap.
+    assert _accept(batch, 1, "GENUINE000000000000000000000005", "CAPPED", GENUINE_ADDRESS).status_code == 302
+    Assignment.objects.filter(platform_ref="GENUINE000000000000000000000005").delete()
     # A session past its time limit, or submitted work sync found missing on MTurk, no longer counts.
     held = Assignment.objects.get(platform_ref="GENUINE000000000000000000000001")
     Assignment.objects.filter(pk=held.pk).update(status=Assignment.Status.SUBMITTED)
