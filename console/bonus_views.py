@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_POST
 
 from annotation.models import Batch
 from annotation.permissions import researcher_action
@@ -90,3 +92,46 @@ def _pay(request: HttpRequest, batch: Batch, plan: BonusPlan, context: dict[str,
         messages.success(request, f"{text}.")
     context.update(results=results, plan=None, csv="")
     return render(request, TEMPLATE, context)
+
+
+@require_POST
+@researcher_action("pay")
+def batch_bonus_top(request: HttpRequest, pk: int) -> HttpResponse:
+    """Plan a bonus for the ``top`` best workers of the batch by ``measure`` (skill or gold accuracy):
+    the bulk-bonus preview of that plan, with who was left out and why; paying is the preview's own
+    button (:func:`batch_bonuses`), so nothing is paid from here.
+
+    Security behavior: POST with CSRF and the ``pay`` permission only (anyone else gets the refusal
+    page). The ranking is computed from the stored validations and gold answers, never taken from the
+    request; the plan is the same checked CSV the upload path reads (this batch's payable work only,
+    amounts positive and at most ``MAX_AMOUNT``), and paying it needs its digest, the ledger key per
+    submission and reason, and the budget check, exactly as an uploaded file does. Bad numbers are a
+    message on the page, never an error page.
+    """
+    from crowd.services.reliability import MEASURES, top_bonus_csv
+
+    batch = get_object_or_404(Batch, pk=pk)
+    post = request.POST
+    context: dict[str, Any] = {
+        "batch": batch,
+        "limits": {"bytes": MAX_BYTES, "rows": MAX_ROWS, "amount": MAX_AMOUNT},
+    }
+    measure = post.get("measure", "skill")
+    try:
+        top = int(post.get("top", ""))
+        min_n = max(1, int(post.get("min_labels", "1") or "1"))
+        amount = Decimal(post.get("amount", "").strip())
+        if not amount.is_finite():
+            raise ValueError("the amount must be a number such as 0.50")
+        text, skipped = top_bonus_csv(batch, measure, top, amount, post.get("reason", "").strip(), min_n)
+    except (ValueError, InvalidOperation, OverflowError) as exc:
+        context["error"] = f"No plan was made: {exc}" if str(exc) else "No plan was made: check the numbers."
+        return render(request, TEMPLATE, context, status=400)
+    plan = read_plan(batch, text)
+    context.update(
+        csv=text,
+        plan=plan,
+        top={"n": top, "measure": MEASURES.get(measure, measure), "skipped": skipped},
+        budget_note=plan.budget_note(),
+    )
+    return render(request, TEMPLATE, context, status=400 if plan.problems else 200)

@@ -376,29 +376,48 @@ def review_queue_decide(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 def batch_by_skill(request: HttpRequest, pk: int) -> HttpResponse:
-    """Act on a batch's workers by their aggregated skill: approve the submitted work of those at or
-    above a threshold, or block those under it (``crowd.services.judgements.act_by_skill``).
+    """Act on a batch's workers by how reliable they are (``measure``: aggregated ``skill`` or ``gold``
+    accuracy): approve the submitted work of those at or above a threshold, or block or message those
+    under it (``crowd.services.reliability.act_by_reliability``).
 
     Security behavior: approving needs the ``review`` permission, blocking the ``block`` permission,
-    both with CSRF; the skills are computed here from the stored validations, never taken from the
-    request, and every decision goes through ``crowd.services.review`` (payments recorded once, blocks
-    told to the platform). A malformed threshold is a message, not an error page.
+    messaging the ``notify`` permission, all with CSRF; the scores are computed here from the stored
+    validations and gold answers, never taken from the request, and every decision goes through the
+    one-by-one services (payments recorded once, blocks told to the platform, messages only to the
+    batch's own workers). A malformed threshold, measure or action is a message, not an error page.
     """
     from annotation.permissions import allowed, refuse
-    from crowd.services.judgements import act_by_skill
+    from crowd.services.reliability import act_by_reliability
 
     action = request.POST.get("action", "")
-    needed = "review" if action == "approve" else "block"
+    needed = {"approve": "review", "message": "notify"}.get(action, "block")
     if not allowed(request, needed):
         return refuse(request, needed)
     batch = get_object_or_404(Batch, pk=pk)
+    post = request.POST
     try:
-        threshold = float(request.POST.get("threshold", ""))
-        min_labels = int(request.POST.get("min_labels", "1") or "1")
-        summary = act_by_skill(batch, action, threshold, max(1, min_labels), request.POST.get("reason", ""))
+        threshold = float(post.get("threshold", ""))
+        min_n = int(post.get("min_labels", "1") or "1")
+        summary = act_by_reliability(
+            batch,
+            action,
+            post.get("measure", "skill"),
+            threshold,
+            max(1, min_n),
+            reason=post.get("reason", ""),
+            subject=post.get("subject", ""),
+            text=post.get("message", ""),
+        )
     except (ValueError, OverflowError) as exc:
         messages.error(request, f"Nothing was changed: {plain(str(exc))}")
         return redirect("annotation:batch", pk=pk)
+    verb = {"approve": "Approved", "block": "Blocked", "message": "Messaged"}[action]
+    noun = "submission(s)" if action == "approve" else "worker(s)"
+    messages.success(request, f"{verb} {len(summary['done'])} {noun}: {summary['done'][:20]}.")
+    for skipped in summary["skipped"][:50]:
+        who = skipped.get("worker") or f"submission {skipped.get('assignment')}"
+        messages.warning(request, f"Skipped {who}: {plain(skipped['reason'])}.")
+    return redirect("annotation:batch", pk=pk)
     verb = "Approved" if action == "approve" else "Blocked"
     noun = "submission(s)" if action == "approve" else "worker(s)"
     messages.success(request, f"{verb} {len(summary['done'])} {noun}: {summary['done'][:20]}.")

@@ -32,6 +32,7 @@ urlpatterns = [
     path("batches/<int:pk>/status/", review_views.batch_status, name="batch-status"),
     path("batches/<int:pk>/message/", message_views.batch_message, name="batch-message"),
     path("batches/<int:pk>/bonuses/", bonus_views.batch_bonuses, name="batch-bonuses"),
+    path("batches/<int:pk>/bonuses/top/", bonus_views.batch_bonus_top, name="batch-bonus-top"),
     path(
         "batches/<int:pk>/validate-verdicts/", verdict_views.validate_verdicts, name="batch-validate-verdicts"
     ),

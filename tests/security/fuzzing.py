@@ -129,7 +129,14 @@ ENDPOINTS = (
         "POST",
         "/batches/{local_batch}/by-skill/",
         "researcher",
-        ("action", "threshold", "min_labels", "reason"),
+        ("action", "measure", "threshold", "min_labels", "reason", "subject", "message"),
+    ),
+    Endpoint(
+        "bonus-top",
+        "POST",
+        "/batches/{local_batch}/bonuses/top/",
+        "researcher",
+        ("top", "measure", "min_labels", "amount", "reason"),
     ),
     Endpoint(
         "invites", "POST", "/batches/{local_batch}/invites/", "researcher", ("count", "label", "is_expert")
