@@ -9,6 +9,13 @@ there so unchanged files are skipped), ``POST .../commit/{rev}`` (NDJSON: header
 ``parentCommit`` checked), ``GET .../refs``, ``POST .../tag/{rev}`` (409 on an existing tag),
 ``GET .../revision/{rev}``, ``GET .../tree/{rev}[/path]`` and
 ``GET|HEAD /datasets/{repo}/resolve/{rev}/{path}``.
+
+Files larger than ``lfs_over_bytes`` (off by default) go through Git LFS as on the Hub: preupload answers
+``lfs`` (with the stored file's sha256 as its ``oid``), ``POST /datasets/{repo}.git/info/lfs/objects/batch``
+hands out basic-transfer upload and verify actions (none for an object already stored), ``PUT
+/lfs-upload/{oid}`` checks the sha256 of what it receives, ``POST /lfs-verify`` checks the object is there,
+the commit's ``lfsFile`` lines point at stored objects, and the tree lists such files with ``lfs``
+(sha256, size, pointer size) and the git id of their pointer file, as the Hub does.
 ``lose_next`` makes the server apply the next request of a kind and then drop the connection without
 an answer (a reply lost on the way back).
 """
@@ -32,12 +39,19 @@ def git_blob_sha1(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
+def lfs_pointer(data: bytes) -> bytes:
+    """The Git LFS pointer file git stores in place of ``data``."""
+    sha = hashlib.sha256(data).hexdigest()
+    return f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha}\nsize {len(data)}\n".encode()
+
+
 @dataclass
 class Commit:
     oid: str
     parent: Optional[str]
     message: str
     files: dict[str, bytes]
+    lfs: frozenset[str] = frozenset()  # the paths stored through LFS
 
 
 @dataclass
@@ -58,6 +72,8 @@ class Hub:
     requests: list[tuple[str, str]] = field(default_factory=list)
     lose_next: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    lfs_over_bytes: Optional[int] = None
+    lfs_objects: dict[str, bytes] = field(default_factory=dict)  # sha256 -> content
 
     def commit_count(self, repo_id: str) -> int:
         return len(self.repos[repo_id].commits) - 1  # the repository's initial commit aside
@@ -113,6 +129,47 @@ def _handler(hub: Hub) -> type[BaseHTTPRequestHandler]:  # noqa: C901 - one smal
             repo_id = f"{parts[3]}/{parts[4]}"
             return repo_id, parts[5] if len(parts) > 5 else "", "/".join(parts[6:])
 
+        @staticmethod
+        def _tree_entry(path: str, data: bytes, lfs: bool) -> dict[str, Any]:
+            if not lfs:
+                return {"type": "file", "path": path, "size": len(data), "oid": git_blob_sha1(data)}
+            pointer = lfs_pointer(data)
+            return {
+                "type": "file",
+                "path": path,
+                "size": len(data),
+                "oid": git_blob_sha1(pointer),
+                "lfs": {
+                    "oid": hashlib.sha256(data).hexdigest(),
+                    "size": len(data),
+                    "pointerSize": len(pointer),
+                },
+            }
+
+        def do_PUT(self) -> None:  # noqa: N802
+            path = unquote(urlsplit(self.path).path)
+            hub.requests.append((self.command, path))
+            body = self._body()
+            oid = path.rpartition("/")[2]
+            if not path.startswith("/lfs-upload/") or hashlib.sha256(body).hexdigest() != oid:
+                return self._send(400, {"error": "the upload does not match its oid"})
+            with hub.lock:
+                hub.lfs_objects[oid] = body
+            return self._send(200, {})
+
+        def _lfs_batch(self, body: bytes) -> None:
+            request = json.loads(body)
+            objects = []
+            for item in request["objects"]:
+                row: dict[str, Any] = {"oid": item["oid"], "size": item["size"]}
+                if item["oid"] not in hub.lfs_objects:
+                    row["actions"] = {
+                        "upload": {"href": f"{hub.url}/lfs-upload/{item['oid']}"},
+                        "verify": {"href": f"{hub.url}/lfs-verify"},
+                    }
+                objects.append(row)
+            return self._send(200, {"transfer": "basic", "objects": objects})
+
         def do_HEAD(self) -> None:  # noqa: N802
             self.do_GET()
 
@@ -127,7 +184,8 @@ def _handler(hub: Hub) -> type[BaseHTTPRequestHandler]:  # noqa: C901 - one smal
                 if commit is None or file_path not in commit.files:
                     return self._send(404, {"error": "Entry not found"}, {"X-Error-Code": "EntryNotFound"})
                 data = commit.files[file_path]
-                etag = f'"{git_blob_sha1(data)}"'
+                lfs = file_path in commit.lfs
+                etag = f'"{hashlib.sha256(data).hexdigest() if lfs else git_blob_sha1(data)}"'
                 return self._send(200, None, {"ETag": etag, "X-Repo-Commit": commit.oid}, raw=data)
             if not path.startswith("/api/datasets/"):
                 return self._send(404, {"error": "Not found"})
@@ -163,7 +221,7 @@ def _handler(hub: Hub) -> type[BaseHTTPRequestHandler]:  # noqa: C901 - one smal
                     )
                 prefix = f"{sub.rstrip('/')}/" if sub else ""
                 entries = [
-                    {"type": "file", "path": p, "size": len(d), "oid": git_blob_sha1(d)}
+                    self._tree_entry(p, d, p in commit.lfs)
                     for p, d in sorted(commit.files.items())
                     if p.startswith(prefix)
                 ]
@@ -193,6 +251,11 @@ def _handler(hub: Hub) -> type[BaseHTTPRequestHandler]:  # noqa: C901 - one smal
                 return self._send(200, {"url": f"{hub.url}/datasets/{repo_id}", "name": repo_id})
             if path == "/api/validate-yaml":
                 return self._send(200, {"errors": [], "warnings": []})
+            if path.endswith(".git/info/lfs/objects/batch"):
+                return self._lfs_batch(body)
+            if path == "/lfs-verify":
+                stored = hub.lfs_objects.get(json.loads(body)["oid"])
+                return self._send(200 if stored is not None else 404, {})
             if not path.startswith("/api/datasets/"):
                 return self._send(404, {"error": "Not found"})
             repo_id, action, revision = self._repo_path(path)
@@ -204,9 +267,11 @@ def _handler(hub: Hub) -> type[BaseHTTPRequestHandler]:  # noqa: C901 - one smal
                 files = []
                 for entry in json.loads(body)["files"]:
                     there = commit.files.get(entry["path"])
-                    row = {"path": entry["path"], "uploadMode": "regular", "shouldIgnore": False}
+                    lfs = hub.lfs_over_bytes is not None and entry["size"] > hub.lfs_over_bytes
+                    mode = "lfs" if lfs else "regular"
+                    row = {"path": entry["path"], "uploadMode": mode, "shouldIgnore": False}
                     if there is not None:
-                        row["oid"] = git_blob_sha1(there)
+                        row["oid"] = hashlib.sha256(there).hexdigest() if lfs else git_blob_sha1(there)
                     files.append(row)
                 return self._send(200, {"files": files, "commitOid": commit.oid})
             if action == "commit":
@@ -223,20 +288,31 @@ def _handler(hub: Hub) -> type[BaseHTTPRequestHandler]:  # noqa: C901 - one smal
                             412, {"error": "A commit has happened since. Please refresh and try again."}
                         )
                     files = dict(repo.commits[head].files)
+                    lfs = set(repo.commits[head].lfs)
                     for item in lines:
                         value = item["value"]
                         if item["key"] == "file":
                             files[value["path"]] = base64.b64decode(value["content"])
+                            lfs.discard(value["path"])
                         elif item["key"] == "deletedFile":
                             files.pop(value["path"], None)
+                            lfs.discard(value["path"])
                         elif item["key"] == "lfsFile":
-                            return self._send(400, {"error": "this stand-in takes regular files only"})
+                            stored = hub.lfs_objects.get(value["oid"])
+                            if stored is None:
+                                return self._send(
+                                    400, {"error": f"LFS object {value['oid']} was not uploaded"}
+                                )
+                            files[value["path"]] = stored
+                            lfs.add(value["path"])
                     digest = hashlib.sha1(usedforsecurity=False)
                     digest.update(head.encode())
                     for p, d in sorted(files.items()):
                         digest.update(p.encode() + b"\0" + git_blob_sha1(d).encode())
                     digest.update(str(len(repo.commits)).encode())
-                    commit = Commit(digest.hexdigest(), head, header.get("summary", ""), files)
+                    commit = Commit(
+                        digest.hexdigest(), head, header.get("summary", ""), files, frozenset(lfs)
+                    )
                     repo.commits[commit.oid] = commit
                     repo.branches[revision] = commit.oid
                 if self._lost("commit"):

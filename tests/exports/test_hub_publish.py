@@ -1,18 +1,23 @@
 """Publishing a real SyllabusQA release to a Hugging Face Hub dataset repository, against the loopback
 stand-in (tests/hub_server.py): files, card and manifest match the release, the version is a tag, a run
 again or a retry after a lost reply makes no second commit, a changed version is refused, and
-``datasets.load_dataset`` reads the published splits."""
+``datasets.load_dataset("OWNER/NAME")`` with ``HF_ENDPOINT`` at the stand-in reads the published splits."""
 
 # ruff: noqa: F811 - the real-release fixtures are imported from tests/evaluation/conftest.py
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import call_command
-from huggingface_hub import HfApi, snapshot_download
+from huggingface_hub import HfApi
+from huggingface_hub import constants as hf_constants
 
 from exports.hub import HubPublishError, HubRepo, git_blob_id, parse_hub_url, publish_to_hub
 from exports.models import Release
@@ -105,24 +110,101 @@ def test_publish__a_new_version_replaces_main_and_keeps_the_old_tag(
     assert hub.commit_count(REPO.repo_id) == 2
 
 
-def test_load_dataset__reads_the_published_splits(
+LOAD_FROM_HUB = """
+import json, sys
+import datasets
+loaded = datasets.load_dataset(sys.argv[1], revision=sys.argv[2])
+print(json.dumps({
+    "rows": {split: loaded[split].num_rows for split in loaded},
+    "columns": loaded["test"].column_names,
+    "first_test_question": loaded["test"][0]["question"],
+}))
+"""
+
+
+def test_load_dataset__resolves_owner_name_on_the_hub_given_by_hf_endpoint(
     small_release: Path,
     hub: Hub,
     api: HfApi,
     tmp_path: Path,
 ) -> None:
-    import datasets
-
+    """``load_dataset("OWNER/NAME", revision=VERSION)`` as a user runs it, with ``HF_ENDPOINT`` naming the
+    stand-in: datasets and huggingface_hub read their endpoint when imported, so it runs in a fresh
+    interpreter with that environment (and an empty cache), resolving the repository remotely."""
     publish_to_hub(small_release, REPO, api)
-    local = snapshot_download(
-        REPO.repo_id, repo_type="dataset", revision="1.0", endpoint=hub.url, local_dir=tmp_path / "snapshot"
-    )
-    loaded = datasets.load_dataset(local, cache_dir=str(tmp_path / "cache"))
+    before = len(hub.requests)
+    loaded = _load_from_hub(hub, tmp_path)
     rows = {e["path"]: e["rows"] for e in read_manifest(small_release)["files"]}
-    assert {split: loaded[split].num_rows for split in loaded} == {
-        s: rows[f"{s}.jsonl"] for s in ("train", "val", "test")
+    assert loaded["rows"] == {s: rows[f"{s}.jsonl"] for s in ("train", "val", "test")}
+    assert "question" in loaded["columns"]
+    first = json.loads((small_release / "test.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert loaded["first_test_question"] == first["question"]
+    asked = hub.requests[before:]
+    # the card was read at the tag, and the files fetched from the stand-in by the tag's commit
+    assert ("GET", f"/datasets/{REPO.repo_id}/resolve/1.0/README.md") in asked
+    tag_commit = hub.repos[REPO.repo_id].tags["1.0"]
+    for split in ("train", "val", "test"):
+        assert ("GET", f"/datasets/{REPO.repo_id}/resolve/{tag_commit}/{split}.jsonl") in asked
+
+
+def _load_from_hub(hub: Hub, tmp_path: Path) -> dict[str, Any]:
+    """Run LOAD_FROM_HUB on version 1.0 of REPO with ``HF_ENDPOINT`` at the stand-in; its printed JSON."""
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": hub.url,
+        "HF_HOME": str(tmp_path / "hf-home"),
+        "HF_HUB_OFFLINE": "0",
+        "HF_DATASETS_OFFLINE": "0",
+        "HF_HUB_DISABLE_TELEMETRY": "1",
     }
-    assert "question" in loaded["test"].column_names
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD_FROM_HUB, REPO.repo_id, "1.0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_publish__large_files_go_through_lfs_and_are_checked_by_sha256(
+    small_release: Path,
+    hub: Hub,
+    api: HfApi,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Files over the stand-in's LFS size go through the LFS batch API (upload, verify, ``lfsFile``);
+    the check after publishing compares them by sha256; a second run uploads nothing; a changed LFS file
+    under the tag is refused; ``load_dataset`` reads them back."""
+    # huggingface_hub sends LFS files through Xet when hf_xet is installed; the stand-in speaks the
+    # basic LFS transfer, which huggingface_hub uses without Xet
+    monkeypatch.setattr(hf_constants, "HF_HUB_DISABLE_XET", True)
+    sizes = sorted(e["bytes"] for e in read_manifest(small_release)["files"])
+    hub.lfs_over_bytes = sizes[len(sizes) // 2]
+    published = publish_to_hub(small_release, REPO, api)
+    tagged = hub.repos[REPO.repo_id].commits[published.commit]
+    assert tagged.lfs and set(tagged.files) - tagged.lfs  # both kinds in one commit
+    for path in tagged.lfs:
+        assert tagged.files[path] == (small_release / path).read_bytes()
+    uploads = [p for m, p in hub.requests if m == "PUT"]
+    assert len(uploads) == len(tagged.lfs) and ("POST", "/lfs-verify") in hub.requests
+    tree = {f.path: f for f in api.list_repo_tree(REPO.repo_id, repo_type="dataset", revision="1.0")}
+    assert all(tree[p].lfs is not None for p in tagged.lfs)
+
+    again = publish_to_hub(small_release, REPO, api)
+    assert again.skipped and [p for m, p in hub.requests if m == "PUT"] == uploads
+
+    loaded = _load_from_hub(hub, tmp_path)
+    rows = {e["path"]: e["rows"] for e in read_manifest(small_release)["files"]}
+    assert loaded["rows"] == {s: rows[f"{s}.jsonl"] for s in ("train", "val", "test")}
+
+    changed = sorted(tagged.lfs)[0]
+    tagged.files[changed] = tagged.files[changed] + b"\n"  # the same size class, another sha256
+    with pytest.raises(HubPublishError, match=changed):
+        publish_to_hub(small_release, REPO, api)
 
 
 @pytest.mark.parametrize(
