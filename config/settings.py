@@ -221,6 +221,8 @@ MEDIA_ROOT = Path(os.environ.get("CROWDQA_MEDIA_ROOT", VAR_DIR / "media"))
 # host's own copy of shared files it reads as local files (releases, models), checked by content.
 CROWDQA_STORAGE_URL = os.environ.get("CROWDQA_STORAGE_URL", "").strip()
 CROWDQA_CACHE_DIR = Path(os.environ.get("CROWDQA_CACHE_DIR", VAR_DIR / "cache"))
+# The bound of this host's release copies in CROWDQA_CACHE_DIR (least recently used removed; 0 = none).
+CROWDQA_CACHE_MAX_BYTES = int(os.environ.get("CROWDQA_CACHE_MAX_BYTES", str(20 * 1024**3)))
 STORAGES, CROWDQA_STORAGE_ERROR = storages_setting(CROWDQA_STORAGE_URL, VAR_DIR)
 # HIT pages run inside MTurk's iframe: they send CSP frame-ancestors naming MTurk's hosts instead
 # (worker/framing.py); every other page is not frameable.

@@ -11,6 +11,11 @@ matches the catalogue's manifest digest and every file matches the manifest (sha
 a release changed in the bucket is refused, never served. The copy is fetched into a temporary
 directory and renamed into place, so two processes of one host never see half a release.
 
+The cache is bounded (``CROWDQA_CACHE_MAX_BYTES``): after a fetch, the copies used least recently are
+removed until the releases' cache fits, never the one just fetched nor one used within
+``RECENTLY_USED_SECONDS`` (a download or benchmark may be reading it). A copy is renamed out of the way
+before it is deleted, so a reader never finds half of one; the next read fetches it again.
+
 Without a shared storage (the demo) the row's ``path`` is the local directory, used as it is.
 """
 
@@ -21,6 +26,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 from config.storage import cache_dir, download_file, read_bytes, shared_location, upload_bytes, upload_file
@@ -30,6 +36,8 @@ from exports.release_files import MANIFEST, ReleaseError, read_manifest, verify_
 logger = logging.getLogger(__name__)
 
 PREFIX = "releases"
+RECENTLY_USED_SECONDS = 600
+"""A cached copy used more recently than this is never pruned (it may be being read)."""
 
 
 def is_stored(path: str) -> bool:
@@ -129,7 +137,69 @@ def release_root(release: Release) -> Path:
             f"CROWDQA_STORAGE_URL ({location.url if location else 'unset'})"
         )
     target = cache_dir(PREFIX) / f"{key.rsplit('/', 1)[-1]}-{release.manifest_sha256[:16]}"
-    if not (target / MANIFEST).is_file():
-        _fetch(release, key, target)
-        logger.info("Release(%s) %s fetched from %s into %s", release.pk, release, release.path, target)
+    if (target / MANIFEST).is_file():
+        _mark_used(target)
+        return target
+    _fetch(release, key, target)
+    logger.info("Release(%s) %s fetched from %s into %s", release.pk, release, release.path, target)
+    from django.conf import settings
+
+    prune_cache(int(getattr(settings, "CROWDQA_CACHE_MAX_BYTES", 0) or 0), keep=target)
     return target
+
+
+def _mark_used(copy: Path) -> None:
+    """Record that a cached copy was used now (its folder's modification time: what pruning reads)."""
+    try:
+        os.utime(copy)
+    except OSError:  # pruned by another process meanwhile: the caller's next read fetches it again
+        pass
+
+
+def _size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def prune_cache(limit: int, keep: Path | None = None) -> list[Path]:
+    """Remove this host's least recently used release copies until they fit in ``limit`` bytes.
+
+    Args:
+        limit: the bound in bytes; 0 or less keeps everything.
+        keep: a copy never removed (the one just fetched).
+
+    Returns:
+        The copies removed, least recently used first. Copies used within
+        :data:`RECENTLY_USED_SECONDS` stay even when the bound is passed (logged).
+    """
+    if limit <= 0:
+        return []
+    root = cache_dir(PREFIX)
+    copies = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    used = {p: p.stat().st_mtime for p in copies}
+    sizes = {p: _size(p) for p in copies}
+    total = sum(sizes.values())
+    removed: list[Path] = []
+    now = time.time()
+    for copy in sorted(copies, key=lambda p: used[p]):
+        if total <= limit:
+            break
+        if copy == keep or now - used[copy] < RECENTLY_USED_SECONDS:
+            continue
+        trash = root / f".pruned-{copy.name}-{os.getpid()}"
+        try:
+            os.rename(copy, trash)
+        except OSError:  # another process pruned or renamed it first
+            continue
+        shutil.rmtree(trash, ignore_errors=True)
+        total -= sizes[copy]
+        removed.append(copy)
+    if removed:
+        logger.info("release cache %s: removed %d copies, %d bytes left", root, len(removed), total)
+    if total > limit:
+        logger.warning(
+            "release cache %s holds %d bytes, over CROWDQA_CACHE_MAX_BYTES (%d): the rest is in use",
+            root,
+            total,
+            limit,
+        )
+    return removed

@@ -8,6 +8,7 @@ runs them as separate processes.
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from config.storage import (
     storages_setting,
 )
 from exports.release_files import ReleaseError, ReleaseIntegrityError
-from exports.release_store import release_root, store_release
+from exports.release_store import RECENTLY_USED_SECONDS, prune_cache, release_root, store_release
 from exports.services.releases import register_release
 from tests.exports.test_releases_service import _release
 
@@ -243,3 +244,48 @@ def test_register_shared__a_local_release_named_by_a_command_is_stored_once(
     assert release.path == f"s3://{BUCKET}/crowdqa/releases/{built.name}"
     settings.CROWDQA_CACHE_DIR = tmp_path / "web" / "cache"
     assert register_shared(release_root(release)).pk == release.pk  # the web page passes its cached copy
+
+
+def _stored(tmp_path: Path, version: str):  # noqa: ANN202
+    built = _release(tmp_path / "worker-releases", version=version)
+    return register_release(built, stored_at=store_release(built)), built
+
+
+def _age(copy: Path, seconds: float) -> None:
+    then = time.time() - seconds
+    os.utime(copy, (then, then))
+
+
+def test_release_cache__bounded_least_recently_used_removed_and_fetched_again(
+    shared, settings, tmp_path: Path
+) -> None:
+    releases = [_stored(tmp_path, str(v))[0] for v in (1, 2, 3)]
+    settings.CROWDQA_CACHE_DIR = tmp_path / "web-host" / "cache"
+    settings.CROWDQA_CACHE_MAX_BYTES = 0  # unbounded while the first two are fetched
+    first, second = release_root(releases[0]), release_root(releases[1])
+    one = sum(p.stat().st_size for p in first.rglob("*") if p.is_file())
+    settings.CROWDQA_CACHE_MAX_BYTES = 2 * one + one // 2  # two copies fit, three do not
+    _age(first, 3600)
+    _age(second, 1800)
+    assert release_root(releases[1]) == second  # a use marks it recently used again
+    _age(second, 1200)
+
+    third = release_root(releases[2])
+
+    assert not first.exists() and second.is_dir() and third.is_dir()  # the least recently used went
+    assert not list(first.parent.glob(".pruned-*"))
+    again = release_root(releases[0])  # read again: fetched and verified again
+    assert again == first and (again / "manifest.json").is_file()
+    assert not second.exists() and third.is_dir()  # now the second was the least recently used
+
+
+def test_release_cache__a_copy_in_use_is_never_removed(shared, settings, tmp_path: Path) -> None:
+    releases = [_stored(tmp_path, str(v))[0] for v in (1, 2)]
+    settings.CROWDQA_CACHE_DIR = tmp_path / "web-host" / "cache"
+    settings.CROWDQA_CACHE_MAX_BYTES = 1  # nothing fits
+    first = release_root(releases[0])
+    second = release_root(releases[1])  # the first was used a moment ago: it may be being read
+    assert first.is_dir() and second.is_dir()
+    _age(first, RECENTLY_USED_SECONDS + 1)
+    assert prune_cache(1, keep=second) == [first] and second.is_dir()
+    assert prune_cache(0) == []  # no bound
