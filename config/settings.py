@@ -223,6 +223,8 @@ CROWDQA_STORAGE_URL = os.environ.get("CROWDQA_STORAGE_URL", "").strip()
 CROWDQA_CACHE_DIR = Path(os.environ.get("CROWDQA_CACHE_DIR", VAR_DIR / "cache"))
 # The bound of this host's release copies in CROWDQA_CACHE_DIR (least recently used removed; 0 = none).
 CROWDQA_CACHE_MAX_BYTES = int(os.environ.get("CROWDQA_CACHE_MAX_BYTES", str(20 * 1024**3)))
+# A release file downloaded from the shared storage through a signed URL valid this long (0: streamed).
+CROWDQA_SIGNED_URL_SECONDS = int(os.environ.get("CROWDQA_SIGNED_URL_SECONDS", "0"))
 STORAGES, CROWDQA_STORAGE_ERROR = storages_setting(CROWDQA_STORAGE_URL, VAR_DIR)
 # HIT pages run inside MTurk's iframe: they send CSP frame-ancestors naming MTurk's hosts instead
 # (worker/framing.py); every other page is not frameable.

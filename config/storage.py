@@ -92,6 +92,8 @@ def _s3_backend(location: StorageLocation, below: str) -> dict[str, Any]:
             # Files are served by crowdqa's own views, or by short signed URLs where a view says so.
             "querystring_auth": True,
             "querystring_expire": 300,
+            # Signature version 4 (AWS refuses version 2 in newer regions; S3-compatible stores take it).
+            "signature_version": "s3v4",
         },
     }
 

@@ -16,12 +16,16 @@ removed until the releases' cache fits, never the one just fetched nor one used 
 ``RECENTLY_USED_SECONDS`` (a download or benchmark may be reading it). A copy is renamed out of the way
 before it is deleted, so a reader never finds half of one; the next read fetches it again.
 
+With ``CROWDQA_SIGNED_URL_SECONDS`` set, a single file of a stored release is downloaded from the storage
+itself through a short-lived signed URL (:func:`signed_file_url`) instead of through this host's copy.
+
 Without a shared storage (the demo) the row's ``path`` is the local directory, used as it is.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import shutil
@@ -29,9 +33,23 @@ import tempfile
 import time
 from pathlib import Path
 
-from config.storage import cache_dir, download_file, read_bytes, shared_location, upload_bytes, upload_file
+from config.storage import (
+    cache_dir,
+    download_file,
+    read_bytes,
+    shared_location,
+    shared_storage,
+    upload_bytes,
+    upload_file,
+)
 from exports.models import Release
-from exports.release_files import MANIFEST, ReleaseError, read_manifest, verify_release
+from exports.release_files import (
+    MANIFEST,
+    ReleaseError,
+    ReleaseIntegrityError,
+    read_manifest,
+    verify_release,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -203,3 +221,49 @@ def prune_cache(limit: int, keep: Path | None = None) -> list[Path]:
             limit,
         )
     return removed
+
+
+def _stored_key(release: Release) -> str:
+    location = shared_location()
+    key = location.key_of(release.path) if location is not None and is_stored(release.path) else None
+    if key is None:
+        raise ReleaseError(
+            f"Release({release.pk}) {release} is not in this host's CROWDQA_STORAGE_URL "
+            f"({location.url if location else 'unset'})"
+        )
+    return key
+
+
+def signed_file_url(release: Release, relpath: str, seconds: int, disposition: str) -> str:
+    """A signed URL of one file of a stored release, valid ``seconds``, after the checks this host can
+    make without reading the file: the stored manifest matches the digest the catalogue recorded at
+    export and lists ``relpath`` (or is it), and the stored object has the manifest's size. The bytes
+    themselves are checked by whoever downloads them, against the manifest's sha256.
+
+    Args:
+        disposition: the ``Content-Disposition`` the storage answers with (inline or attachment).
+
+    Raises:
+        LookupError: the manifest lists no such file.
+        ReleaseError: the release is not in this host's storage, or its manifest changed since it was
+            registered; ReleaseIntegrityError when the stored object's size differs from the manifest.
+    """
+    key = _stored_key(release)
+    manifest_bytes = read_bytes(f"{key}/{MANIFEST}")
+    if hashlib.sha256(manifest_bytes).hexdigest() != release.manifest_sha256:
+        raise ReleaseError(
+            f"Release({release.pk}) {release}: the stored manifest.json changed since it was registered; "
+            "releases are immutable"
+        )
+    if relpath != MANIFEST:
+        entry = next((e for e in json.loads(manifest_bytes)["files"] if e["path"] == relpath), None)
+        if entry is None:
+            raise LookupError(f"Release({release.pk}) lists no file {relpath!r}")
+        size = shared_storage().size(f"{key}/{relpath}")
+        if entry.get("bytes") is not None and size != entry["bytes"]:
+            raise ReleaseIntegrityError(
+                Path(release.path), [f"{relpath}: {size} bytes stored, {entry['bytes']} in the manifest"]
+            )
+    return shared_storage().url(
+        f"{key}/{relpath}", expire=seconds, parameters={"ResponseContentDisposition": disposition}
+    )

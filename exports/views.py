@@ -24,7 +24,14 @@ from typing import Any, Optional
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+    StreamingHttpResponse,
+)
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import content_disposition_header
@@ -183,18 +190,33 @@ class ReleaseDetailView(ResearcherRequiredMixin, DetailView):
         }
 
 
-def release_file(request: HttpRequest, pk: int, relpath: str) -> FileResponse:
+def release_file(request: HttpRequest, pk: int, relpath: str) -> HttpResponse:
     """Serve one file of a release: only paths the manifest lists, only inside the release directory.
+
+    With ``CROWDQA_SIGNED_URL_SECONDS`` set, a file of a release in the shared storage is a redirect to a
+    signed URL of the storage valid that long, instead of streaming through this host's copy.
 
     Security behavior: researchers only (others get 404, as for document PDFs); the path must equal a
     manifest entry (or be ``manifest.json``) and resolve inside the release directory; PNG and Markdown
-    are shown inline, data files are downloads.
+    are shown inline, data files are downloads. A signed URL is made only for a listed file of a
+    release whose stored manifest matches the catalogue's digest and whose object has the manifest's
+    size; it names that one object and expires after the configured seconds.
     """
     if not can_view(request):
         raise Http404("No such release file")
     release = get_object_or_404(Release, pk=pk)
     from exports.release_files import ReleaseError, read_manifest
-    from exports.release_store import release_root
+    from exports.release_store import is_stored, release_root, signed_file_url
+
+    seconds = int(getattr(settings, "CROWDQA_SIGNED_URL_SECONDS", 0) or 0)
+    if seconds > 0 and is_stored(release.path):
+        name = relpath.rsplit("/", 1)[-1]
+        inline = INLINE_SUFFIXES.get(Path(name).suffix)
+        try:
+            url = signed_file_url(release, relpath, seconds, content_disposition_header(inline is None, name))
+        except (LookupError, ReleaseError) as exc:
+            raise Http404(f"Release({pk}): {exc}") from exc
+        return HttpResponseRedirect(url)
 
     try:
         root = release_root(release).resolve()

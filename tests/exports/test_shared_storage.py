@@ -289,3 +289,44 @@ def test_release_cache__a_copy_in_use_is_never_removed(shared, settings, tmp_pat
     _age(first, RECENTLY_USED_SECONDS + 1)
     assert prune_cache(1, keep=second) == [first] and second.is_dir()
     assert prune_cache(0) == []  # no bound
+
+
+def test_release_file__signed_url_from_the_storage_when_configured(
+    shared, settings, tmp_path: Path, client
+) -> None:  # noqa: ANN001
+    import urllib.parse
+
+    import requests
+    from django.urls import reverse
+
+    from tests.factories import make_researcher
+
+    release, built = _stored(tmp_path, "1")
+    settings.CROWDQA_CACHE_DIR = tmp_path / "web" / "cache"
+    settings.CROWDQA_SIGNED_URL_SECONDS = 60
+    client.force_login(make_researcher("r"))
+    relative = str(next(built.rglob("*.csv")).relative_to(built))
+
+    response = client.get(reverse("exports:file", args=[release.pk, relative]))
+
+    assert response.status_code == 302
+    location = response["Location"]
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(location).query)
+    assert location.startswith(shared.endpoint) and query["X-Amz-Expires"] == ["60"]
+    assert "X-Amz-Signature" in query and "attachment" in query["response-content-disposition"][0]
+    downloaded = requests.get(location, timeout=30)
+    assert downloaded.status_code == 200 and downloaded.content == (built / relative).read_bytes()
+    assert not (tmp_path / "web").exists()  # nothing went through the web host's cache
+    card = client.get(reverse("exports:file", args=[release.pk, "card.md"]))
+    assert "inline" in urllib.parse.unquote(card["Location"])  # shown, as when streamed
+
+    # Unlisted files, a changed object and a changed manifest get no URL.
+    assert client.get(reverse("exports:file", args=[release.pk, "secret.csv"])).status_code == 404
+    key = f"crowdqa/releases/{built.name}/{relative}"
+    shared.client().put_object(Bucket=BUCKET, Key=key, Body=b"id,question\nforged,?\n")
+    assert client.get(reverse("exports:file", args=[release.pk, relative])).status_code == 404
+    manifest_key = f"crowdqa/releases/{built.name}/manifest.json"
+    shared.client().put_object(Bucket=BUCKET, Key=manifest_key, Body=b"{}")
+    assert client.get(reverse("exports:file", args=[release.pk, "manifest.json"])).status_code == 404
+    client.logout()
+    assert client.get(reverse("exports:file", args=[release.pk, relative])).status_code == 404
