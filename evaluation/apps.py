@@ -11,7 +11,7 @@ class EvaluationConfig(AppConfig):
 
     def ready(self) -> None:
         """Give exports the expert agreement a release's card quotes (exports does not import evaluation)."""
-        from exports.services.exporting import register_agreement_source
+        from exports.agreement_sources import register_agreement_source
 
         register_agreement_source(_card_agreement)
 

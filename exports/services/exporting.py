@@ -22,12 +22,13 @@ published after it was built, or again after a failed upload (publishing skips i
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
 from annotation.models import Batch, Corpus, Job
+from exports.agreement_sources import card_agreement
 from exports.checks import PROBLEM_CODES, SplitProblem, refused, split_problems
 from exports.models import Release
 from exports.privacy import PrivacyError
@@ -49,30 +50,6 @@ JOB_KIND = "export_release"
 STEPS = 4
 """Progress steps of an export job: select pairs, build records, write the release, register it; a
 request to publish has a fifth, the upload."""
-
-AgreementSource = Callable[[str], tuple[dict[str, float], Optional[str]]]
-"""Dataset name -> (metric -> agreement figure, a note on where they come from), or ``({}, None)``."""
-_agreement_sources: list[AgreementSource] = []
-
-
-def register_agreement_source(source: AgreementSource) -> None:
-    """Let an app above exports supply the agreement figures a release's card quotes.
-
-    Why: the figures come from expert benchmark runs, which the evaluation app owns and which itself
-    reads releases; it registers its reader here from its ``AppConfig.ready`` so that exports never
-    imports evaluation. Registering the same source twice keeps one.
-    """
-    if source not in _agreement_sources:
-        _agreement_sources.append(source)
-
-
-def card_agreement(name: str) -> tuple[dict[str, float], Optional[str]]:
-    """The first registered source's agreement figures for dataset ``name``, or ``({}, None)``."""
-    for source in _agreement_sources:
-        figures, note = source(name)
-        if figures:
-            return figures, note
-    return {}, None
 
 
 class ExportRequestError(ValueError):

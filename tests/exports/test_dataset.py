@@ -8,8 +8,8 @@ import pytest
 
 from evaluation.models import BenchmarkRun
 from evaluation.services.human import agreement_for
+from exports.agreement_sources import card_agreement
 from exports.models import Release
-from exports.services.exporting import card_agreement
 
 pytestmark = pytest.mark.django_db
 
