@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Generic, Optional, TypeVar
 
 from django.core.files import File
 from django.core.files.storage import default_storage
@@ -232,6 +232,7 @@ def _count(values: Iterable[str]) -> dict[str, int]:
 #: (position, text, start, end, page) of a span; position is the release column (0 = answer_span_1).
 SpanSig = tuple[int, str, Optional[int], Optional[int], Optional[int]]
 StepSig = tuple[int, str]
+Children = TypeVar("Children")
 
 
 def _locate_spans(row: QARow, document: Document, index: NormalizedDocument) -> list[SpanSig]:
@@ -247,6 +248,72 @@ def _locate_spans(row: QARow, document: Document, index: NormalizedDocument) -> 
     return spans
 
 
+@dataclass
+class _PairWrites(Generic[Children]):
+    """The questions of one import, sorted into new, changed and unchanged, each new or changed one with
+    the child rows (answer spans and steps, distractors) written for it once the question has its id.
+
+    A question is changed when a field differs from its row or its children differ from those stored.
+    """
+
+    corpus: Corpus
+    new: list[tuple[QAPair, Children]] = field(default_factory=list)
+    changed: list[tuple[QAPair, Children]] = field(default_factory=list)
+    unchanged: int = 0
+
+    def add(
+        self,
+        qa: Optional[QAPair],
+        external_id: str,
+        fields: dict[str, Any],
+        children: Children,
+        stored: Optional[Children],
+    ) -> None:
+        """File a row: ``qa`` is the stored question of ``external_id`` (None: new), ``stored`` the
+        children stored for it."""
+        if qa is None:
+            self.new.append((QAPair(corpus=self.corpus, external_id=external_id, **fields), children))
+        elif any(getattr(qa, k) != v for k, v in fields.items()) or stored != children:
+            for key, value in fields.items():
+                setattr(qa, key, value)
+            self.changed.append((qa, children))
+        else:
+            self.unchanged += 1
+
+    def save(self, batch_size: int) -> list[tuple[QAPair, Children]]:
+        """Insert the new questions, save the changed ones; return both, ids filled, whose children are
+        to be written again (the caller deletes the changed questions' old children)."""
+        QAPair.objects.bulk_create([qa for qa, _ in self.new], batch_size=batch_size)
+        for qa, _ in self.changed:
+            qa.save()
+        if any(qa.pk is None for qa, _ in self.new):
+            # Backends without RETURNING ids on bulk insert: read the ids back by external id.
+            external_ids = [qa.external_id for qa, _ in self.new]
+            ids = dict(
+                self.corpus.qa_pairs.filter(external_id__in=external_ids).values_list("external_id", "pk")
+            )
+            for qa, _ in self.new:
+                qa.pk = ids[qa.external_id]
+        return self.new + self.changed
+
+    @property
+    def changed_ids(self) -> list[int]:
+        return [qa.pk for qa, _ in self.changed]
+
+
+SyllabusChildren = tuple[list[SpanSig], list[StepSig]]
+
+
+def _stored_syllabus_children(corpus: Corpus) -> dict[int, SyllabusChildren]:
+    """Each stored question's answer spans and reasoning steps, in order (absent: none of either)."""
+    stored: dict[int, SyllabusChildren] = defaultdict(lambda: ([], []))
+    for span in AnswerSpan.objects.filter(qa_pair__corpus=corpus).order_by("qa_pair_id", "position"):
+        stored[span.qa_pair_id][0].append((span.position, span.text, span.start, span.end, span.page))
+    for step in ReasoningStep.objects.filter(qa_pair__corpus=corpus).order_by("qa_pair_id", "position"):
+        stored[step.qa_pair_id][1].append((step.position, step.text))
+    return stored
+
+
 def _write_syllabus_pairs(
     corpus: Corpus,
     rows: list[QARow],
@@ -255,16 +322,9 @@ def _write_syllabus_pairs(
     progress: Progress,
 ) -> None:
     existing = {qa.external_id: qa for qa in corpus.qa_pairs.all()}
-    old_spans: dict[int, list[SpanSig]] = defaultdict(list)
-    for span in AnswerSpan.objects.filter(qa_pair__corpus=corpus).order_by("qa_pair_id", "position"):
-        old_spans[span.qa_pair_id].append((span.position, span.text, span.start, span.end, span.page))
-    old_steps: dict[int, list[StepSig]] = defaultdict(list)
-    for step in ReasoningStep.objects.filter(qa_pair__corpus=corpus).order_by("qa_pair_id", "position"):
-        old_steps[step.qa_pair_id].append((step.position, step.text))
-
+    stored = _stored_syllabus_children(corpus)
     indexes = {name: normalize_document(doc.text) for name, doc in documents.items()}
-    new_pairs: list[tuple[QAPair, list[SpanSig], list[StepSig]]] = []
-    changed_pairs: list[tuple[QAPair, list[SpanSig], list[StepSig]]] = []
+    writes: _PairWrites[SyllabusChildren] = _PairWrites(corpus)
     located = 0
     total_spans = 0
     source_rows: dict[str, int] = defaultdict(int)
@@ -276,58 +336,38 @@ def _write_syllabus_pairs(
         total_spans += len(spans)
         located += sum(1 for s in spans if s[2] is not None)
         steps = [(position, text) for position, text in enumerate(row.steps) if text]
+        qa = existing.get(row.id)
         fields = {
             "document_id": document.pk,
             "question_type": row.question_type,
             "question": row.question,
             "answer": row.answer,
             "original_split": row.split,
+            # The row's position in its split file, so an original-split release keeps the published order.
+            "metadata": {**(qa.metadata if qa is not None else {}), "source_row": source_row},
         }
-        qa = existing.get(row.id)
-        # The row's position in its split file, so an original-split release keeps the published order.
-        fields["metadata"] = {**(qa.metadata if qa is not None else {}), "source_row": source_row}
-        if qa is None:
-            new_pairs.append((QAPair(corpus=corpus, external_id=row.id, **fields), spans, steps))
-        elif (
-            any(getattr(qa, k) != v for k, v in fields.items())
-            or old_spans.get(qa.pk, []) != spans
-            or old_steps.get(qa.pk, []) != steps
-        ):
-            for key, value in fields.items():
-                setattr(qa, key, value)
-            changed_pairs.append((qa, spans, steps))
-        else:
-            summary.qa_pairs.unchanged += 1
+        writes.add(qa, row.id, fields, (spans, steps), stored.get(qa.pk, ([], [])) if qa else None)
         if i % 500 == 0 or i == len(rows):
             progress("qa_pairs", i, len(rows))
 
-    QAPair.objects.bulk_create([qa for qa, _, _ in new_pairs], batch_size=1000)
-    for qa, _, _ in changed_pairs:
-        qa.save()
-    changed_ids = [qa.pk for qa, _, _ in changed_pairs]
-    AnswerSpan.objects.filter(qa_pair_id__in=changed_ids).delete()
-    ReasoningStep.objects.filter(qa_pair_id__in=changed_ids).delete()
-    if any(qa.pk is None for qa, _, _ in new_pairs):
-        # Backends without RETURNING ids on bulk insert: read the ids back by external id.
-        ids = dict(
-            corpus.qa_pairs.filter(external_id__in=[q.external_id for q, _, _ in new_pairs]).values_list(
-                "external_id", "pk"
-            )
-        )
-        for qa, _, _ in new_pairs:
-            qa.pk = ids[qa.external_id]
-    span_rows: list[AnswerSpan] = []
-    step_rows: list[ReasoningStep] = []
-    for qa, spans, steps in new_pairs + changed_pairs:
-        span_rows += [
+    written = writes.save(batch_size=1000)
+    AnswerSpan.objects.filter(qa_pair_id__in=writes.changed_ids).delete()
+    ReasoningStep.objects.filter(qa_pair_id__in=writes.changed_ids).delete()
+    AnswerSpan.objects.bulk_create(
+        [
             AnswerSpan(qa_pair_id=qa.pk, position=p, text=t, start=s, end=e, page=pg)
+            for qa, (spans, _) in written
             for p, t, s, e, pg in spans
-        ]
-        step_rows += [ReasoningStep(qa_pair_id=qa.pk, position=p, text=t) for p, t in steps]
-    AnswerSpan.objects.bulk_create(span_rows, batch_size=2000)
-    ReasoningStep.objects.bulk_create(step_rows, batch_size=2000)
-    summary.qa_pairs.created += len(new_pairs)
-    summary.qa_pairs.updated += len(changed_pairs)
+        ],
+        batch_size=2000,
+    )
+    ReasoningStep.objects.bulk_create(
+        [ReasoningStep(qa_pair_id=qa.pk, position=p, text=t) for qa, (_, steps) in written for p, t in steps],
+        batch_size=2000,
+    )
+    summary.qa_pairs.created += len(writes.new)
+    summary.qa_pairs.updated += len(writes.changed)
+    summary.qa_pairs.unchanged += writes.unchanged
     summary.totals["spans_located"] = located
     summary.totals["spans_total"] = total_spans
 
@@ -350,13 +390,12 @@ def import_mcq(
         corpus = _get_corpus(corpus_name, **corpus_defaults)
         passages = _write_passages(corpus, records, summary)
         existing = {qa.external_id: qa for qa in corpus.qa_pairs.all()}
-        old_distractors: dict[int, list[str]] = defaultdict(list)
+        stored: dict[int, list[str]] = defaultdict(list)
         for d in Distractor.objects.filter(
             qa_pair__corpus=corpus, origin=Distractor.Origin.ORIGINAL
         ).order_by("qa_pair_id", "position"):
-            old_distractors[d.qa_pair_id].append(d.text)
-        new_pairs: list[tuple[QAPair, list[str]]] = []
-        changed: list[tuple[QAPair, list[str]]] = []
+            stored[d.qa_pair_id].append(d.text)
+        writes: _PairWrites[list[str]] = _PairWrites(corpus)
         for i, record in enumerate(records, start=1):
             passage = passages.get(sha256_text(record.passage)) if record.passage.strip() else None
             fields = {
@@ -367,43 +406,27 @@ def import_mcq(
                 "passage_id": passage.pk if passage else None,
                 "metadata": record.metadata,
             }
-            distractors = list(record.distractors)
             qa = existing.get(record.id)
-            if qa is None:
-                new_pairs.append((QAPair(corpus=corpus, external_id=record.id, **fields), distractors))
-            elif (
-                any(getattr(qa, k) != v for k, v in fields.items())
-                or old_distractors.get(qa.pk) != distractors
-            ):
-                for key, value in fields.items():
-                    setattr(qa, key, value)
-                changed.append((qa, distractors))
-            else:
-                summary.qa_pairs.unchanged += 1
+            writes.add(qa, record.id, fields, list(record.distractors), stored.get(qa.pk) if qa else None)
             if i % 1000 == 0 or i == len(records):
                 progress("questions", i, len(records))
-        QAPair.objects.bulk_create([qa for qa, _ in new_pairs], batch_size=2000)
-        if any(qa.pk is None for qa, _ in new_pairs):
-            ids = dict(corpus.qa_pairs.values_list("external_id", "pk"))
-            for qa, _ in new_pairs:
-                qa.pk = ids[qa.external_id]
-        for qa, _ in changed:
-            qa.save()
+        written = writes.save(batch_size=2000)
         Distractor.objects.filter(
-            qa_pair_id__in=[qa.pk for qa, _ in changed], origin=Distractor.Origin.ORIGINAL
+            qa_pair_id__in=writes.changed_ids, origin=Distractor.Origin.ORIGINAL
         ).delete()
         Distractor.objects.bulk_create(
             [
                 Distractor(
                     qa_pair_id=qa.pk, text=text, origin=Distractor.Origin.ORIGINAL, position=p, selected=True
                 )
-                for qa, texts in new_pairs + changed
+                for qa, texts in written
                 for p, text in enumerate(texts)
             ],
             batch_size=5000,
         )
-        summary.qa_pairs.created = len(new_pairs)
-        summary.qa_pairs.updated = len(changed)
+        summary.qa_pairs.created = len(writes.new)
+        summary.qa_pairs.updated = len(writes.changed)
+        summary.qa_pairs.unchanged += writes.unchanged
     summary.totals = {
         "questions_total": len(records),
         "by_split": _count(r.split for r in records),
