@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, QuerySet
 
 from annotation.models import Assignment, Distractor, GoldStanding, QAPair, Validation
 
@@ -91,6 +91,23 @@ def queue(flt: QueueFilter) -> list[QueueItem]:
 
     The flag filter runs in Python: JSON-list containment is not portable across SQLite and PostgreSQL.
     """
+    assignments = _matching(flt)
+    out: list[QueueItem] = []
+    for start in range(0, 100 * MAX_ROWS, MAX_ROWS):
+        chunk = list(assignments[start : start + MAX_ROWS])
+        if not chunk:
+            break
+        for item in _items(chunk):
+            if flt.flag and not item.matches_flag(flt.flag):
+                continue
+            out.append(item)
+            if len(out) >= MAX_ROWS:
+                return out
+    return out
+
+
+def _matching(flt: QueueFilter) -> QuerySet[Assignment]:
+    """The submissions ``flt`` selects in SQL (all but the flag), newest first, with what a row shows."""
     pairs = QAPair.objects.select_related("document", "passage").prefetch_related("spans", "steps")
     assignments = Assignment.objects.select_related(
         "worker",
@@ -114,30 +131,29 @@ def queue(flt: QueueFilter) -> list[QueueItem]:
         assignments = assignments.filter(hit__batch=flt.batch)
     if flt.worker:
         assignments = assignments.filter(worker__pseudonym=flt.worker)
-    assignments = assignments.prefetch_related(
+    return assignments.prefetch_related(
         Prefetch("qa_pairs", queryset=pairs.order_by("position"), to_attr="queue_pairs")
     ).order_by("-submitted_at", "-pk")
-    out: list[QueueItem] = []
-    for start in range(0, 100 * MAX_ROWS, MAX_ROWS):
-        chunk = list(assignments[start : start + MAX_ROWS])
-        if not chunk:
-            break
-        validations = [a.validation for a in chunk if _related(a, "validation") is not None]
-        by_validation: dict[int, list[Distractor]] = {}
-        for distractor in Distractor.objects.filter(validation__in=validations).order_by(
-            "origin", "position"
-        ):
-            by_validation.setdefault(distractor.validation_id, []).append(distractor)
-        flagged = {
-            (s.batch_id, s.worker_id): s
-            for s in GoldStanding.objects.filter(
-                batch__in={a.hit.batch_id for a in chunk}, worker__in={a.worker_id for a in chunk}
-            ).exclude(state=GoldStanding.State.OK)
-        }
-        for assignment in chunk:
-            validation = _related(assignment, "validation")
-            mine = by_validation.get(validation.pk, []) if validation is not None else []
-            item = QueueItem(
+
+
+def _items(chunk: list[Assignment]) -> list[QueueItem]:
+    """The queue rows of a chunk of submissions: their distractors and gold standings read in two queries."""
+    validations = [a.validation for a in chunk if _related(a, "validation") is not None]
+    by_validation: dict[int, list[Distractor]] = {}
+    for distractor in Distractor.objects.filter(validation__in=validations).order_by("origin", "position"):
+        by_validation.setdefault(distractor.validation_id, []).append(distractor)
+    flagged = {
+        (s.batch_id, s.worker_id): s
+        for s in GoldStanding.objects.filter(
+            batch__in={a.hit.batch_id for a in chunk}, worker__in={a.worker_id for a in chunk}
+        ).exclude(state=GoldStanding.State.OK)
+    }
+    items = []
+    for assignment in chunk:
+        validation = _related(assignment, "validation")
+        mine = by_validation.get(validation.pk, []) if validation is not None else []
+        items.append(
+            QueueItem(
                 assignment=assignment,
                 pairs=list(assignment.queue_pairs),
                 validation=validation,
@@ -147,12 +163,8 @@ def queue(flt: QueueFilter) -> list[QueueItem]:
                 gold_answer=_related(assignment, "gold_answer"),
                 standing=flagged.get((assignment.hit.batch_id, assignment.worker_id)),
             )
-            if flt.flag and not item.matches_flag(flt.flag):
-                continue
-            out.append(item)
-            if len(out) >= MAX_ROWS:
-                return out
-    return out
+        )
+    return items
 
 
 def _related(assignment: Assignment, name: str) -> Any:
