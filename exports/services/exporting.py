@@ -32,6 +32,7 @@ from exports.agreement_sources import card_agreement
 from exports.checks import PROBLEM_CODES, SplitProblem, refused, split_problems
 from exports.models import Release
 from exports.privacy import PrivacyError
+from exports.services.export_resume import built_earlier, stored_earlier, written_earlier
 
 # The release builder, its formats and the dataset step load pyarrow, numpy and matplotlib; the New
 # release page imports this module in every web worker, so they are imported where an export runs.
@@ -168,7 +169,7 @@ def validate_request(request: ExportRequest, *, resuming: bool = False) -> None:
             destination, a publish URL that is not ``s3://bucket[/prefix]``.
     """
     _check_publish(request)
-    resuming = resuming or _built_earlier(request) is not None
+    resuming = resuming or built_earlier(request) is not None
     _check_name(request, resuming)
     _check_source(request)
     _check_settings(request)
@@ -261,7 +262,7 @@ def start_export(request: ExportRequest, *, sync: bool = False) -> Job:
         ExportRequestError: see :func:`validate_request` (no job is created).
     """
     validate_request(request)
-    earlier = _built_earlier(request)
+    earlier = built_earlier(request)
     job = Job.objects.create(
         kind=JOB_KIND,
         params=request.to_params(),
@@ -361,53 +362,6 @@ def check_request(request: ExportRequest) -> list[SplitProblem]:
     return split_problems(records, assignment, original_splits=request.use_original_splits)
 
 
-def _written_earlier(job: Job, request: ExportRequest) -> Optional[Path]:
-    """The release directory an earlier attempt of this job wrote here, if it is there and is this release."""
-    from exports.release_files import ReleaseError, read_manifest
-
-    path = (job.result or {}).get("written")
-    if not path or Path(path) != request.destination.resolve():
-        return None
-    try:
-        manifest = read_manifest(Path(path))
-    except ReleaseError:
-        return None
-    if manifest.get("name") == request.name and str(manifest.get("version")) == request.version:
-        return Path(path)
-    return None
-
-
-def _stored_earlier(job: Job, request: ExportRequest) -> Optional[Release]:
-    """The catalogue row of the release ``job`` built and copied to the shared storage, when it is this
-    request's release: a build of another host (or of this one, its folder since removed) is found there.
-    """
-    from exports.release_store import is_stored
-
-    result = job.result or {}
-    if not result.get("written") or Path(result["written"]).name != request.destination.name:
-        return None
-    release = Release.objects.filter(pk=result.get("release_id")).first()
-    if release is None or not is_stored(release.path):
-        return None
-    if release.name != request.name or release.version != request.version:
-        return None
-    return release
-
-
-def _built_earlier(request: ExportRequest) -> Optional[Job]:
-    """The latest export job of the same release that wrote it, when ``request`` asks to publish it:
-    here (its directory is on this host's disk) or on any host (it is in the shared storage)."""
-    if not request.publish:
-        return None
-    jobs = Job.objects.filter(kind=JOB_KIND, result__has_key="written").order_by("-pk")
-    for job in jobs.only("pk", "params", "result"):
-        if not request.same_release(ExportRequest.from_params(job.params)):
-            continue
-        if _written_earlier(job, request) or _stored_earlier(job, request):
-            return job
-    return None
-
-
 def _publish(job: Job, request: ExportRequest, path: Path, release: Release) -> dict[str, Any]:
     """Publish the release (step 5) and record where on its catalogue row."""
     from exports.hub import HubPublishError, hub_api, is_hub_url, parse_hub_url, publish_to_hub
@@ -493,8 +447,8 @@ def _export_work(job: Job) -> dict[str, Any]:
     from exports.services.releases import register_release
 
     request = ExportRequest.from_params(job.params)
-    path = _written_earlier(job, request)
-    stored = _stored_earlier(job, request) if path is None else None
+    path = written_earlier(job, request)
+    stored = stored_earlier(job, request) if path is None else None
     if stored is not None:
         # Built on another host: this host's copy, verified against the catalogue's manifest digest and
         # every file against the manifest (ReleaseError otherwise: a changed release is never published).
@@ -518,7 +472,7 @@ def _export_work(job: Job) -> dict[str, Any]:
         job.save(update_fields=["result"])
     job.report(3)
     release = stored or register_release(path, stored_at=store_release(path))
-    job.result = {**(job.result or {}), "release_id": release.pk}  # what _stored_earlier looks for
+    job.result = {**(job.result or {}), "release_id": release.pk}  # what stored_earlier looks for
     job.save(update_fields=["result"])
     manifest = read_manifest(path)
     split = manifest.get("split") or {}
@@ -527,7 +481,7 @@ def _export_work(job: Job) -> dict[str, Any]:
     published = _publish(job, request, path, release) if request.publish else None
     return {
         "path": str(path),
-        # what _written_earlier and _built_earlier look for (a build found in the storage keeps the
+        # what written_earlier and built_earlier look for (a build found in the storage keeps the
         # directory its own host wrote)
         "written": job.result.get("written") or str(path.resolve()),
         "name": release.name,
