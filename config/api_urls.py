@@ -2,35 +2,17 @@
 
 The REST API brings Django REST framework, drf-spectacular, ``requests`` and Django's test client (which
 drf-spectacular imports): about 25 MB per web worker that serves only HIT pages and the console.
-So the site's URLconf (``config.urls``) leaves the API out, and :class:`ApiURLConfMiddleware` gives a
-request under ``/api/`` this URLconf instead (Django's documented ``request.urlconf``): the first API
-request in a worker imports the API, and its reversing and links work as before.
+So the site's URLconf (``config.urls``) leaves the API out, and
+:class:`config.api_routing.ApiURLConfMiddleware` gives a request under ``/api/`` this URLconf instead
+(Django's documented ``request.urlconf``): the first API request in a worker imports the API, and its
+reversing and links work as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
 
 from config.urls import handler400, handler403, handler404, handler500  # noqa: F401 - this URLconf's too
 from config.urls import urlpatterns as site_patterns
 
-#: The prefix under which requests use this URLconf.
-API_PREFIX = "/api/"
-
 urlpatterns = [path("api/v1/", include("api.urls")), *site_patterns]
-
-
-class ApiURLConfMiddleware:
-    """Resolve requests under ``/api/`` with this URLconf (placed before CommonMiddleware, whose
-    slash redirect resolves with the request's URLconf)."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.path_info.startswith(API_PREFIX):
-            request.urlconf = __name__
-        return self.get_response(request)

@@ -79,7 +79,7 @@ MIDDLEWARE = [
     # Undecodable bodies get 400; NUL and lone surrogates leave every form and query value.
     "config.request_guard.RequestGuardMiddleware",
     # Requests under /api/ resolve with the URLconf that holds the REST API (imported on first use).
-    "config.api_urls.ApiURLConfMiddleware",
+    "config.api_routing.ApiURLConfMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
