@@ -223,6 +223,10 @@ class SyllabusQAHandler(HitHandler):
     #: the heading of the known-answer questions above the cards, and what a missing answer says.
     quiz_heading = "Questions about this syllabus"
     quiz_missing = "Answer question {number} about the syllabus."
+    #: how the page asks for the answers: copied syllabus words are what the lexical grader recognises
+    #: (benchmarks/syllabus_gold.py: answers in one's own words are graded right less than a fifth of the
+    #: time, copied ones almost always), and here the grade acts on the worker.
+    quiz_instruction = "copy the words of the syllabus that answer it (a sentence or a phrase)"
 
     def __init__(self, options: Optional[SyllabusQAOptions] = None) -> None:
         self.options = options or SyllabusQAOptions()
@@ -342,6 +346,7 @@ class SyllabusQAHandler(HitHandler):
                 for k, q in enumerate(quiz_questions_for(hit))
             ],
             "quiz_heading": self.quiz_heading,
+            "quiz_instruction": self.quiz_instruction,
             "no_answer_text": qt.NO_ANSWER_TEXT,
             "min_question_words": self.options.min_question_words,
         }
@@ -490,3 +495,4 @@ class ScreeningHandler(SyllabusQAHandler):
     verdict_validation_kind = None
     quiz_heading = "Screening questions"
     quiz_missing = "Answer screening question {number}."
+    quiz_instruction = "answer in a short sentence, using the syllabus on the left"

@@ -118,6 +118,7 @@ def test_questions__on_every_hit_from_the_reference_set_and_required(
     url = hit_links.url_for(assignment)
     body = client.get(url).content.decode()
     assert "Questions about this syllabus" in body and "Screening" not in body
+    assert "copy the words of the syllabus that answer it" in body  # what the grader recognises
     assert body.index('name="quiz-0-answer"') < body.index('name="qa-0-question"')
     response = client.post(url, form_fields(syllabus["cards"]))
     assert response.status_code == 200
