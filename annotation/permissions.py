@@ -43,6 +43,7 @@ ACTIONS: dict[str, str] = {
     "notify": "crowd.view_worker",
     "export": "exports.add_release",
     "benchmark": "evaluation.add_benchmarkrun",
+    "import": "annotation.add_corpus",
 }
 """Researcher actions and the Django permission ("app_label.codename") each one needs."""
 
@@ -57,6 +58,7 @@ ACTION_LABELS: dict[str, str] = {
     "notify": "message workers",
     "export": "build releases",
     "benchmark": "run benchmarks",
+    "import": "bring data in (upload files into corpora)",
 }
 """What each action lets a researcher do, in the words a refusal page uses."""
 

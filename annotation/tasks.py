@@ -38,3 +38,12 @@ def expire_overdue_assignments() -> int:
     if count:
         logger.info("expired %d overdue assignment(s)", count)
     return count
+
+
+@shared_task(name="annotation.tasks.import_upload", acks_late=True)
+def import_upload(job_id: int) -> dict[str, Any]:
+    """Import the files of an upload job (annotation.services.uploads); the job records the outcome."""
+    from annotation.services.uploads import run_upload
+
+    job = run_upload(job_id)
+    return {"job": job.pk, "status": job.status}

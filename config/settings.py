@@ -251,6 +251,14 @@ if CROWDQA_BEHIND_PROXY:
 DATA_UPLOAD_MAX_MEMORY_SIZE = 512 * 1024
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 500
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+# Files uploaded through the console (data in: annotation/services/uploads.py) are capped per request,
+# counted while the body streams in (config/uploads.py); a proxy in front needs at least this body size.
+CROWDQA_UPLOAD_MAX_MB = int(os.environ.get("CROWDQA_UPLOAD_MAX_MB", "100") or 100)
+FILE_UPLOAD_HANDLERS = [
+    "config.uploads.UploadLimitHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 
 # --- Celery: Redis when REDIS_URL is set, otherwise an embedded file-system broker -----------------
 REDIS_URL = os.environ.get("REDIS_URL", "")

@@ -59,6 +59,10 @@ def read_sciq(root: Path, splits: tuple[str, ...] = ("train", "val", "test")) ->
         if not isinstance(items, list):
             raise ImportDataError(path, "expected a JSON array of questions")
         for index, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise ImportDataError(
+                    path, f"record {index}: expected a JSON object, not {type(item).__name__}"
+                )
             missing = [f for f in SCIQ_FIELDS if not isinstance(item.get(f), str)]
             if missing:
                 raise ImportDataError(path, f"record {index}: missing field(s) {', '.join(missing)}")
@@ -102,32 +106,45 @@ def read_arc(
     for subset, split, path in _arc_files(root, subsets, splits):
         if not path.is_file():
             raise ImportDataError(path, "file not found")
-        with path.open(encoding="utf-8") as handle:
-            for line_no, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    item = json.loads(line)
-                    stem = item["question"]["stem"]
-                    choices = item["question"]["choices"]
-                    key = item["answerKey"]
-                    qid = item["id"]
-                except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                    raise ImportDataError(path, f"malformed question ({exc})", line=line_no) from exc
-                labels = [c["label"] for c in choices]
-                if key not in labels:
-                    raise ImportDataError(
-                        path, f"answerKey '{key}' not among choices {labels} of '{qid}'", line_no
-                    )
-                answer = next(c["text"] for c in choices if c["label"] == key)
-                records.append(
-                    MCQRow(
-                        id=qid,
-                        split=split,
-                        question=stem,
-                        answer=answer,
-                        distractors=tuple(c["text"] for c in choices if c["label"] != key),
-                        metadata={"subset": subset, "answer_key": key, "labels": labels},
-                    )
-                )
+        data = path.read_bytes()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise ImportDataError(path, f"not UTF-8 (byte 0x{data[exc.start]:02x})", line=line) from exc
+        for line_no, line in enumerate(text.split("\n"), start=1):
+            if line.strip():
+                records.append(_arc_row(path, line_no, line, subset, split))
     return records
+
+
+def _arc_row(path: Path, line_no: int, line: str, subset: str, split: str) -> MCQRow:
+    """One ARC JSONL line as a row; every malformed shape is an ImportDataError naming the line."""
+    try:
+        item = json.loads(line)
+        stem = item["question"]["stem"]
+        choices = item["question"]["choices"]
+        key = item["answerKey"]
+        qid = item["id"]
+        labels = [c["label"] for c in choices]
+        texts = [c["text"] for c in choices]
+    except (json.JSONDecodeError, KeyError, TypeError, IndexError) as exc:
+        raise ImportDataError(
+            path, f"malformed question ({type(exc).__name__}: {exc})", line=line_no
+        ) from exc
+    strings = [stem, key, qid, *labels, *texts]
+    if not all(isinstance(value, str) for value in strings) or not stem.strip() or not qid.strip():
+        raise ImportDataError(
+            path, "the id, stem, answerKey and every choice must be non-empty text", line_no
+        )
+    if key not in labels:
+        raise ImportDataError(path, f"answerKey '{key}' not among choices {labels} of '{qid}'", line_no)
+    answer = texts[labels.index(key)]
+    return MCQRow(
+        id=qid,
+        split=split,
+        question=stem,
+        answer=answer,
+        distractors=tuple(t for label, t in zip(labels, texts, strict=True) if label != key),
+        metadata={"subset": subset, "answer_key": key, "labels": labels},
+    )

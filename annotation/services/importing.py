@@ -497,7 +497,8 @@ def import_documents(
         progress("files", i, len(files))
     summary = ImportSummary(corpus=corpus_name)
     with transaction.atomic():
-        corpus = _get_corpus(corpus_name, kind=Corpus.Kind.GENERIC)
+        # Documents may extend a corpus of any kind (more textbook chapters): its kind is kept.
+        corpus, _ = Corpus.objects.get_or_create(name=corpus_name, defaults={"kind": Corpus.Kind.GENERIC})
         existing = {d.name: d for d in corpus.documents.all()}
         known = set(corpus.passages.values_list("text_sha256", flat=True))
         for record in records:

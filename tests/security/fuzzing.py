@@ -167,6 +167,14 @@ ENDPOINTS = (
     Endpoint(
         "message", "POST", "/batches/{local_batch}/message/", "researcher", ("to", "subject", "message")
     ),
+    Endpoint(
+        "upload",
+        "POST",
+        "/corpora/upload/",
+        "researcher",
+        ("layout", "target", "new_name", "existing", "min_paragraph_chars", "files"),
+    ),
+    Endpoint("upload-job", "GET", "/corpora/upload/jobs/{text}/", "researcher", ("page",)),
     Endpoint("home", "GET", "/", "researcher", ("page", "q")),
     Endpoint("batch", "GET", "/batches/{local_batch}/", "researcher", ("page",)),
     Endpoint("corpus", "GET", "/corpora/tb/", "researcher", ("page",)),
@@ -300,11 +308,23 @@ def _path(world: World, request: FuzzRequest) -> str:
     return request.endpoint.path.format(**fill)
 
 
-def _multipart(values: tuple[tuple[str, str], ...], boundary: str) -> bytes:
+FILE_SUFFIXES = (".zip", ".json", ".jsonl", ".pdf", ".txt", ".md", ".exe", "")
+
+
+def _multipart(
+    values: tuple[tuple[str, str], ...], boundary: str, file: tuple[str, bytes] | None = None
+) -> bytes:
+    """A multipart body of ``values``, and of one uploaded file ``(name, content)`` in field ``files``."""
     parts = []
     for name, value in values:
         head = f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
         parts.append(head.encode("utf-8", "surrogatepass") + value.encode("utf-8", "surrogatepass") + b"\r\n")
+    if file is not None:
+        head = (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{file[0]}"\r\n'
+            "Content-Type: application/octet-stream\r\n\r\n"
+        )
+        parts.append(head.encode("utf-8", "surrogatepass") + file[1] + b"\r\n")
     return b"".join(parts) + f"--{boundary}--\r\n".encode()
 
 
@@ -338,7 +358,11 @@ def send(world: World, request: FuzzRequest) -> tuple[int, str]:
         body = "&".join(f"{_quote(k)}={_quote(v)}" for k, v in pairs).encode() + request.raw
         content_type = f"application/x-www-form-urlencoded; charset={request.charset}"
     elif request.encoding == "multipart":
-        body = _multipart(request.values, "fuzzboundary")
+        file = None
+        if "files" in request.endpoint.fields:  # a hostile file: random bytes, a name with any characters
+            name = request.path_text.replace('"', "_").replace("\r", "_").replace("\n", "_")
+            file = (name + FILE_SUFFIXES[request.pick % len(FILE_SUFFIXES)], request.raw)
+        body = _multipart(request.values, "fuzzboundary", file)
         content_type = "multipart/form-data; boundary=fuzzboundary"
     elif request.encoding == "bad-multipart":
         body = request.raw + _multipart(request.values, "fuzzboundary")[: request.pick]

@@ -8,9 +8,7 @@ from typing import Any
 from django.core.management.base import CommandError
 
 from annotation.importers.errors import ImportDataError
-from annotation.importers.mcq import read_arc
-from annotation.models import Corpus
-from annotation.services.importing import import_mcq
+from annotation.services.dataset_imports import describe, import_arc_dir
 from config.commands import JsonCommand
 
 
@@ -26,24 +24,8 @@ class Command(JsonCommand):
         if not root.is_dir():
             raise CommandError(f"{root}: no such folder")
         try:
-            records = read_arc(root)
+            summary = import_arc_dir(root, options["corpus"], progress=self.progress).as_dict()
         except ImportDataError as exc:
+            self.close_bars()
             raise CommandError(f"{exc} (nothing was imported)") from exc
-        summary = import_mcq(
-            records,
-            options["corpus"],
-            {
-                "kind": Corpus.Kind.EXAM,
-                "description": "ARC: real grade-school science exam questions (Easy and Challenge sets).",
-                "source": "AI2 Reasoning Challenge V1 Feb-2018",
-                "license": "CC BY-SA 4.0",
-            },
-            progress=self.progress,
-        ).as_dict()
-        self.emit(
-            summary,
-            [
-                f"Corpus '{summary['corpus']}': {summary['questions_total']} questions "
-                f"({summary['qa_pairs']['created']} new, {summary['qa_pairs']['unchanged']} unchanged).",
-            ],
-        )
+        self.emit(summary, [describe("arc", summary)])

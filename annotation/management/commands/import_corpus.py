@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import CommandError
 
 from annotation.importers.errors import ImportDataError
+from annotation.services.dataset_imports import describe
 from annotation.services.importing import import_documents
 from config.commands import JsonCommand
 
@@ -33,10 +34,4 @@ class Command(JsonCommand):
         except ImportDataError as exc:
             self.close_bars()
             raise CommandError(f"{exc} (nothing was imported)") from exc
-        self.emit(
-            summary,
-            [
-                f"Corpus '{summary['corpus']}': {summary['documents']['created']} new document(s), "
-                f"{summary['passages']['created']} new passage(s) from {summary['files']} file(s).",
-            ],
-        )
+        self.emit(summary, [describe("documents", summary)])

@@ -8,9 +8,7 @@ from typing import Any
 from django.core.management.base import CommandError
 
 from annotation.importers.errors import ImportDataError
-from annotation.importers.mcq import read_sciq
-from annotation.models import Corpus
-from annotation.services.importing import import_mcq
+from annotation.services.dataset_imports import describe, import_sciq_dir
 from config.commands import JsonCommand
 
 
@@ -26,26 +24,8 @@ class Command(JsonCommand):
         if not root.is_dir():
             raise CommandError(f"{root}: no such folder")
         try:
-            records = read_sciq(root)
+            summary = import_sciq_dir(root, options["corpus"], progress=self.progress).as_dict()
         except ImportDataError as exc:
+            self.close_bars()
             raise CommandError(f"{exc} (nothing was imported)") from exc
-        summary = import_mcq(
-            records,
-            options["corpus"],
-            {
-                "kind": Corpus.Kind.TEXTBOOK,
-                "description": "SciQ: crowdsourced multiple-choice science questions with "
-                "textbook support passages.",
-                "source": "allenai SciQ (Welbl, Liu & Gardner 2017)",
-                "license": "CC BY-NC 3.0",
-            },
-            progress=self.progress,
-        ).as_dict()
-        self.emit(
-            summary,
-            [
-                f"Corpus '{summary['corpus']}': {summary['questions_total']} questions "
-                f"({summary['qa_pairs']['created']} new, {summary['qa_pairs']['unchanged']} unchanged), "
-                f"{summary['with_passage']} with a passage, {summary['without_passage']} without.",
-            ],
-        )
+        self.emit(summary, [describe("sciq", summary)])

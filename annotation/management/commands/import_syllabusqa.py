@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import CommandError
 
 from annotation.importers.errors import ImportDataError
-from annotation.services.importing import import_syllabusqa
+from annotation.services.dataset_imports import describe, import_syllabusqa_dir
 from config.commands import JsonCommand
 
 
@@ -34,18 +34,10 @@ class Command(JsonCommand):
         if not root.is_dir():
             raise CommandError(f"{root}: no such folder")
         try:
-            summary = import_syllabusqa(root, options["corpus"], options["encoding"], progress=self.progress)
+            summary = import_syllabusqa_dir(
+                root, options["corpus"], progress=self.progress, encoding=options["encoding"]
+            ).as_dict()
         except ImportDataError as exc:
             self.close_bars()
             raise CommandError(f"{exc} (nothing was imported)") from exc
-        result = summary.as_dict()
-        self.emit(
-            result,
-            [
-                f"Corpus '{result['corpus']}': {result['syllabi']} syllabi, "
-                f"{result['qa_pairs_total']} QA pairs "
-                f"({result['qa_pairs']['created']} new, {result['qa_pairs']['updated']} updated, "
-                f"{result['qa_pairs']['unchanged']} unchanged); {result['spans_located']} of "
-                f"{result['spans_total']} answer spans located verbatim in the syllabus text.",
-            ],
-        )
+        self.emit(summary, [describe("syllabusqa", summary)])
