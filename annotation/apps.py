@@ -9,12 +9,14 @@ RESEARCHER_APPS = frozenset({"annotation", "crowd", "exports", "evaluation"})
 
 
 def _researchers_group(sender: AppConfig, **kwargs: Any) -> None:
-    """Keep the ``researchers`` group complete after each migrate (permissions exist by then)."""
+    """Keep the ``researchers`` and ``viewers`` groups complete after each migrate (permissions exist by
+    then)."""
     if sender.label not in RESEARCHER_APPS:
         return
-    from annotation.permissions import ensure_researchers_group
+    from annotation.permissions import ensure_researchers_group, ensure_viewers_group
 
     ensure_researchers_group()
+    ensure_viewers_group()
 
 
 class AnnotationConfig(AppConfig):

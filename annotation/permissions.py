@@ -163,10 +163,19 @@ def researcher_context(request: HttpRequest) -> dict[str, Any]:
 
 def ensure_researchers_group() -> Any:
     """Create or complete the ``researchers`` group with every researcher permission; return it."""
+    return _group_with(RESEARCHERS_GROUP, [*ACTIONS.values(), *GROUP_EXTRA_PERMISSIONS])
+
+
+VIEWERS_GROUP = "viewers"
+VIEWER_PERMISSIONS = (ACTIONS["view"], *GROUP_EXTRA_PERMISSIONS)
+"""The ``viewers`` group: every researcher page to read, no action (no publish, review, pay, block,
+message, release, benchmark or import), on the pages and through the API alike."""
+
+
+def _group_with(name: str, wanted: tuple[str, ...] | list[str]) -> Any:
     from django.contrib.auth.models import Group, Permission
 
-    group, _ = Group.objects.get_or_create(name=RESEARCHERS_GROUP)
-    wanted = [*ACTIONS.values(), *GROUP_EXTRA_PERMISSIONS]
+    group, _ = Group.objects.get_or_create(name=name)
     found = []
     for dotted in wanted:
         app_label, codename = dotted.split(".", 1)
@@ -174,6 +183,17 @@ def ensure_researchers_group() -> Any:
         if permission is not None:
             found.append(permission)
     group.permissions.add(*found)
+    return group
+
+
+def ensure_viewers_group() -> Any:
+    """Create or complete the ``viewers`` group; return it. Only read permissions are ever added, and
+    any other permission found on it is removed, so the group cannot drift into acting."""
+    group = _group_with(VIEWERS_GROUP, VIEWER_PERMISSIONS)
+    keep = {dotted.split(".", 1)[1] for dotted in VIEWER_PERMISSIONS}
+    extra = [p for p in group.permissions.all() if p.codename not in keep]
+    if extra:
+        group.permissions.remove(*extra)
     return group
 
 

@@ -1,12 +1,15 @@
 """Researcher accounts and their roles, over the permission scheme of :mod:`annotation.permissions`.
 
-A role is not a new permission scheme; it names the two ways an account already gets researcher rights:
+A role is not a new permission scheme; it names the ways an account gets researcher rights:
 
+* ``viewer``: a member of the ``viewers`` group only (every researcher page to read, no action: the
+  permissions of :data:`annotation.permissions.VIEWER_PERMISSIONS`);
 * ``researcher``: a member of the ``researchers`` group (every researcher action, as ``add_researcher``);
 * ``admin``: a Django superuser (every permission, managing accounts included, as ``ensure_admin``).
 
-An account with only some permissions given one by one in the Django admin (say a view-only reviewer)
-reads as ``custom``; the accounts page can move it to one of the two roles.
+An account with permissions given one by one in the Django admin reads as ``custom``; the accounts page
+can move it to one of the roles. Setting ``viewer`` takes the account out of the researchers group and
+drops its one-by-one permissions, so what it may do is exactly the group's.
 
 Invitations create an account with an unusable password and hand back a set-password link built with
 Django's own password-reset token (:data:`django.contrib.auth.tokens.default_token_generator`), opened at
@@ -36,9 +39,16 @@ from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from annotation.permissions import ACCOUNTS_PERMISSION, RESEARCHERS_GROUP, ensure_researchers_group
+from annotation.permissions import (
+    ACCOUNTS_PERMISSION,
+    RESEARCHERS_GROUP,
+    VIEWERS_GROUP,
+    ensure_researchers_group,
+    ensure_viewers_group,
+)
 
 ROLES: dict[str, str] = {
+    "viewer": "Viewer: sees every researcher page, changes nothing",
     "researcher": "Researcher: every researcher page and action",
     "admin": "Admin: a researcher who also manages accounts",
 }
@@ -68,12 +78,16 @@ def may_manage_accounts(user: Any) -> bool:
 
 
 def role_of(user: Any) -> str:
-    """``admin``, ``researcher`` or ``custom`` (some permissions given one by one), or ``none``."""
+    """``admin``, ``researcher``, ``viewer``, ``custom`` (other groups or permissions given one by one),
+    or ``none``."""
     if user.is_superuser:
         return "admin"
-    if any(group.name == RESEARCHERS_GROUP for group in user.groups.all()):
+    groups = {group.name for group in user.groups.all()}
+    if RESEARCHERS_GROUP in groups:
         return "researcher"
-    if user.user_permissions.exists() or user.groups.exists():
+    if groups == {VIEWERS_GROUP} and not user.user_permissions.exists():
+        return "viewer"
+    if user.user_permissions.exists() or groups:
         return "custom"
     return "none"
 
@@ -137,9 +151,23 @@ def set_role(actor: Any, target: Any, role: str) -> bool:
         target.is_superuser = role == "admin"
         target.is_staff = role == "admin"
         target.save(update_fields=["is_superuser", "is_staff"])
-        target.groups.add(ensure_researchers_group())
+        _set_groups(target, role)
     logger.info("account %s: role %s -> %s by %s", target.get_username(), current, role, actor.get_username())
     return True
+
+
+def _set_groups(user: Any, role: str) -> None:
+    """The groups of ``role``: viewers only (one-by-one permissions dropped), or researchers."""
+    viewers, researchers = ensure_viewers_group(), ensure_researchers_group()
+    if role == "viewer":
+        user.groups.remove(researchers)
+        user.user_permissions.clear()
+        user.groups.add(viewers)
+    else:
+        user.groups.remove(viewers)
+        user.groups.add(researchers)
+    for attr in ("_perm_cache", "_group_perm_cache", "_user_perm_cache"):
+        user.__dict__.pop(attr, None)
 
 
 def set_active(actor: Any, target: Any, active: bool) -> bool:
@@ -191,7 +219,7 @@ def invite(actor: Any, username: str, email: str, role: str) -> Any:
         user.set_unusable_password()
         user.is_superuser = user.is_staff = role == "admin"
         user.save()
-        user.groups.add(ensure_researchers_group())
+        _set_groups(user, role)
     logger.info("account %s invited as %s by %s", username, role, actor.get_username())
     return user
 

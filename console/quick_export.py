@@ -20,6 +20,7 @@ from typing import Any
 from django.http import Http404, HttpRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils.http import content_disposition_header
+from django.views.decorators.http import require_safe
 
 from annotation.models import Assignment, Batch
 from annotation.permissions import can_view
@@ -111,6 +112,7 @@ def _jsonl(batch: Batch) -> Iterator[str]:
         yield json.dumps({c: row.get(c) for c in COLUMNS}, ensure_ascii=False) + "\n"
 
 
+@require_safe
 def batch_export(request: HttpRequest, pk: int, fmt: str) -> StreamingHttpResponse:
     """Stream the batch's submissions as ``csv`` or ``jsonl`` (see the module's security behaviour)."""
     if not can_view(request):

@@ -14,6 +14,7 @@ from django.db.models import Count
 from django.http import FileResponse, Http404, HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
+from django.views.decorators.http import require_safe
 from django.views.generic import DetailView, TemplateView
 
 from annotation.hits import handler_for
@@ -112,6 +113,7 @@ class DocumentDetailView(ResearcherRequiredMixin, DetailView):
         return context
 
 
+@require_safe
 def document_pdf(request: HttpRequest, pk: int) -> FileResponse:
     """Serve a document's original PDF (researchers only; HIT pages use their own access rules)."""
     if not can_view(request):
@@ -179,6 +181,7 @@ def polls(batch: Batch, progress: dict[str, Any]) -> bool:
     return batch.status in LIVE_STATUSES or any(j["status"] == "running" for j in progress["jobs"])
 
 
+@require_safe
 def batch_progress(request: HttpRequest, pk: int) -> JsonResponse:
     """The batch's live progress as JSON (with the card's HTML), polled by its page every few seconds.
 

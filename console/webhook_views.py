@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from annotation.permissions import can, researcher_action
+from annotation.permissions import can, refuse, researcher_action
 from webhooks.events import queue_deliveries, send_ping
 from webhooks.forms import EndpointForm
 from webhooks.models import Delivery, Endpoint
@@ -52,12 +52,13 @@ def _list_context(form: EndpointForm) -> dict[str, Any]:
 
 @researcher_action("view")
 def endpoint_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    """One endpoint: its settings (editable with ``manage``), its secret and its delivery log."""
+    """One endpoint: its settings (editable with ``manage``: a change by anyone else is refused), its
+    secret and its delivery log."""
+    if request.method == "POST" and not can(request.user, "manage"):
+        return refuse(request, "manage")
     endpoint = get_object_or_404(Endpoint, pk=pk)
     form = EndpointForm(instance=endpoint)
     if request.method == "POST":
-        if not can(request.user, "manage"):
-            return redirect("annotation:webhook", pk=pk)
         form = EndpointForm(request.POST, instance=endpoint)
         if form.is_valid():
             form.save()

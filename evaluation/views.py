@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db.models import Prefetch
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 from django.views.generic import DetailView, ListView
 
 from annotation.permissions import ResearcherRequiredMixin, can_view, researcher_action
@@ -187,6 +187,7 @@ def has_results(run: BenchmarkRun) -> bool:
     return True
 
 
+@require_safe
 def run_results(request: HttpRequest, pk: int) -> FileResponse:
     """Download a run's per-item results JSON.
 

@@ -35,7 +35,7 @@ from django.http import (
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import content_disposition_header
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 from django.views.generic import DetailView, FormView, ListView
 
 from annotation.models import Job
@@ -190,6 +190,7 @@ class ReleaseDetailView(ResearcherRequiredMixin, DetailView):
         }
 
 
+@require_safe
 def release_file(request: HttpRequest, pk: int, relpath: str) -> HttpResponse:
     """Serve one file of a release: only paths the manifest lists, only inside the release directory.
 
@@ -277,6 +278,7 @@ def zip_chunks(root: Path, relpaths: list[str], folder: str) -> Iterator[bytes]:
     yield sink.take()
 
 
+@require_safe
 def release_archive(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     """Download a whole release as one zip file: the manifest and every file it lists.
 
