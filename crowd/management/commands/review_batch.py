@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
+from django.db.models import QuerySet
 
 from annotation.models import Assignment, Batch, IllegalTransition
 from annotation.qc.common import error_flags
@@ -95,6 +96,39 @@ class Command(JsonCommand):
             raise CommandError(f"no Assignment({pk}) in Batch({batch.pk})")
         return assignment
 
+    def _approve(
+        self, batch: Batch, to_approve: list[Assignment], summary: dict[str, Any], confirm_no_work: bool
+    ) -> None:
+        """Approve each submission in a ``pay`` job, recording the approved and the refused in ``summary``."""
+        with batch_job(batch.pk, "pay", "submissions", len(to_approve)) as job:
+            for done, a in enumerate(to_approve, 1):
+                self.progress("approving", done, len(to_approve))
+                try:
+                    approve_assignment(a, confirm_no_work=confirm_no_work)
+                    summary["approved"].append(a.pk)
+                except (ReviewError, IllegalTransition) as exc:
+                    summary["errors"].append({"assignment": a.pk, "error": str(exc)})
+                job.report(done)
+            job.result = {"approved": len(summary["approved"]), "errors": summary["errors"][:20]}
+
+    def _bonus(self, batch: Batch, opts: dict[str, Any]) -> dict[str, Any]:
+        """Pay ``--bonus``'s assignment ``--cents`` once per key; its row of the summary."""
+        if not opts["cents"]:
+            raise CommandError("--bonus needs --cents N")
+        a = self._assignment(batch, opts["bonus"])
+        try:
+            result = bonus(
+                a, opts["cents"], opts["reason"], key=opts["key"], confirm_no_work=opts["confirm_no_work"]
+            )
+        except ReviewError as exc:
+            raise CommandError(str(exc)) from exc
+        return {
+            "assignment": a.pk,
+            "key": result.idempotency_key,
+            "status": result.status.value,
+            "cents": result.amount_cents,
+        }
+
     def handle(self, *args: Any, **opts: Any) -> None:
         batch = Batch.objects.filter(pk=opts["batch"]).first()
         if batch is None:
@@ -112,30 +146,9 @@ class Command(JsonCommand):
         rows = Assignment.objects.filter(hit__batch=batch).select_related("worker").order_by("pk")
         to_approve = [self._assignment(batch, pk) for pk in opts["approve"]]
         if opts["approve_all_passing"]:
-            for a in rows.filter(status=Assignment.Status.SUBMITTED).prefetch_related("qa_pairs"):
-                errors = submission_error_flags(a)
-                if not work_on_file(a):
-                    summary["skipped_no_work"].append({"assignment": a.pk, "evidence": evidence_text(a)})
-                    summary["skipped"].append(
-                        {"assignment": a.pk, "reason": "no_work_on_file", "detail": evidence_text(a)}
-                    )
-                elif errors:
-                    summary["skipped"].append(
-                        {"assignment": a.pk, "reason": "qc_errors", "detail": ", ".join(errors)}
-                    )
-                else:
-                    to_approve.append(a)
+            to_approve += _passing(rows, summary)
         if to_approve:
-            with batch_job(batch.pk, "pay", "submissions", len(to_approve)) as job:
-                for done, a in enumerate(to_approve, 1):
-                    self.progress("approving", done, len(to_approve))
-                    try:
-                        approve_assignment(a, confirm_no_work=opts["confirm_no_work"])
-                        summary["approved"].append(a.pk)
-                    except (ReviewError, IllegalTransition) as exc:
-                        summary["errors"].append({"assignment": a.pk, "error": str(exc)})
-                    job.report(done)
-                job.result = {"approved": len(summary["approved"]), "errors": summary["errors"][:20]}
+            self._approve(batch, to_approve, summary, opts["confirm_no_work"])
         if opts["reject"] is not None:
             a = self._assignment(batch, opts["reject"])
             try:
@@ -144,23 +157,7 @@ class Command(JsonCommand):
                 raise CommandError(str(exc)) from exc
             summary["rejected"].append(a.pk)
         if opts["bonus"] is not None:
-            if not opts["cents"]:
-                raise CommandError("--bonus needs --cents N")
-            a = self._assignment(batch, opts["bonus"])
-            try:
-                result = bonus(
-                    a, opts["cents"], opts["reason"], key=opts["key"], confirm_no_work=opts["confirm_no_work"]
-                )
-            except ReviewError as exc:
-                raise CommandError(str(exc)) from exc
-            summary["bonuses"].append(
-                {
-                    "assignment": a.pk,
-                    "key": result.idempotency_key,
-                    "status": result.status.value,
-                    "cents": result.amount_cents,
-                }
-            )
+            summary["bonuses"].append(self._bonus(batch, opts))
         if opts["list"]:
             summary["submissions"] = [submission_row(a) for a in rows.prefetch_related("qa_pairs")]
         lines = [
@@ -181,3 +178,23 @@ class Command(JsonCommand):
             raise CommandError(
                 f"{len(summary['errors'])} assignment(s) could not be approved: {summary['errors']}"
             )
+
+
+def _passing(rows: QuerySet[Assignment], summary: dict[str, Any]) -> list[Assignment]:
+    """The submitted assignments of ``rows`` with work on file and no QC error; the others are recorded in
+    ``summary`` as skipped, with why."""
+    passing = []
+    for a in rows.filter(status=Assignment.Status.SUBMITTED).prefetch_related("qa_pairs"):
+        errors = submission_error_flags(a)
+        if not work_on_file(a):
+            summary["skipped_no_work"].append({"assignment": a.pk, "evidence": evidence_text(a)})
+            summary["skipped"].append(
+                {"assignment": a.pk, "reason": "no_work_on_file", "detail": evidence_text(a)}
+            )
+        elif errors:
+            summary["skipped"].append(
+                {"assignment": a.pk, "reason": "qc_errors", "detail": ", ".join(errors)}
+            )
+        else:
+            passing.append(a)
+    return passing
