@@ -106,9 +106,7 @@ def test_live_progress__unconfirmed_sessions_shown_apart_holding_no_place(client
     researcher.force_login(make_researcher("r3"))
     html = researcher.get(f"/batches/{batch.pk}/").content.decode()
     assert (
-        "+2 unconfirmed" in html
-        and "Unconfirmed by the platform" in html
-        and ">unconfirmed</span>" in html
+        "+2 unconfirmed" in html and "Unconfirmed by the platform" in html and ">unconfirmed</span>" in html
     )
 
 

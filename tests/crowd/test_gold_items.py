@@ -364,9 +364,7 @@ def test_launch_batch__gold_settings_reach_the_validation_batch(sciq_corpus: Cor
     stage2 = stage2_batch_for(stage1)
     assert {k: stage2.options[k] for k in expected} == expected and stage2.assignments_per_hit == 3
     with pytest.raises(CommandError, match="serves no gold or attention items"):
-        call_command(
-            "launch_batch", "--kind", "screening", "--corpus", sciq_corpus.name, "--gold-rate", "10"
-        )
+        call_command("launch_batch", "--kind", "screening", "--corpus", sciq_corpus.name, "--gold-rate", "10")
     with pytest.raises(CommandError, match="--gold-block-below must be 0 to 100"):
         call_command(
             "launch_batch",

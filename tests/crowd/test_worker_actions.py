@@ -80,10 +80,7 @@ def test_batch_page__notify_needs_its_permission(submitted: Assignment, fake_mtu
     assert fake_mturk_server.fake.notifications == []
     client.logout()
     notifier = _client_with(client, "crowd.view_worker")
-    assert (
-        f'action="/batches/{batch.pk}/message/"'
-        in notifier.get(f"/batches/{batch.pk}/").content.decode()
-    )
+    assert f'action="/batches/{batch.pk}/message/"' in notifier.get(f"/batches/{batch.pk}/").content.decode()
     notifier.post(url, {"to": "all", "subject": "Hi", "message": "Hello"})
     assert fake_mturk_server.fake.notifications[-1]["WorkerIds"] == ["W1"]
 
