@@ -17,7 +17,9 @@ from __future__ import annotations
 from typing import Any, Optional
 from urllib.parse import urlencode
 
-from django.http import Http404
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.generic import DetailView
 
@@ -78,13 +80,18 @@ class ReviewStreamView(AssignmentDetailView):
         flt = QueueFilter.from_params(params)
         return flt, [item.assignment.pk for item in queue(flt)]
 
-    def get_object(self, queryset: Any = None) -> Assignment:
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        """An empty stream is not an error: back to the queue with the same filters, saying why."""
         self.flt, self.ids = self._ids()
+        if not self.ids:
+            messages.info(request, "Nothing to review with these filters.")
+            return redirect(f"{reverse('annotation:review-queue')}?{urlencode(_filter_params(self.flt))}")
+        return super().get(request, *args, **kwargs)
+
+    def get_object(self, queryset: Any = None) -> Assignment:
         at = self.request.GET.get("at", "")
         chosen: Optional[int] = int(at) if at.isdecimal() and at.isascii() else None
         if chosen is None or chosen not in self.ids:
-            if not self.ids:
-                raise Http404("Nothing to review with these filters.")
             chosen = self.ids[0]
         return self.get_queryset().get(pk=chosen)
 
