@@ -18,7 +18,7 @@ mkdir -p var/log
 export PUBLIC_BASE_URL="${PUBLIC_BASE_URL:-http://localhost:${PORT}}"
 $PY manage.py migrate --noinput -v0
 summary=$($PY manage.py load_demo | tail -n 1)
-echo "$summary"
+echo "$summary" | $PY -c 'import json, sys; b = json.load(sys.stdin)["work"]["batches"]; print("Demo data ready: corpora demo-syllabi and demo-textbook; local batches open for workers: " + ", ".join(k + " (batch " + str(v.get("id")) + ")" for k, v in b.items()))'
 $PY manage.py collectstatic --noinput -v0
 $PY manage.py ensure_admin
 # A one-time login link for a local worker on the demo syllabus batch (each run prints a fresh one).
