@@ -129,8 +129,18 @@ class NewBatchForm(forms.Form):
         ],
         initial="off",
         required=False,
-        help_text="Syllabus batches: the search baseline answers each card once it is written (never "
+        help_text="Syllabus batches: the chosen system answers each card once it is written (never "
         "delays the worker); each pair records the verdict.",
+    )
+    model_system = forms.ChoiceField(
+        label="Model",
+        choices=[
+            ("search", "Search baseline (BM25 top chunk, CPU)"),
+            ("rag", "RAG (LLM with the top-5 chunks; needs a gpu-queue worker)"),
+        ],
+        initial="search",
+        required=False,
+        help_text="Which system answers the cards.",
     )
     model_judge = forms.ChoiceField(
         label="Model judge",
@@ -303,8 +313,9 @@ class NewBatchForm(forms.Form):
         if mode == "off":
             return options
         judge = self.cleaned_data.get("model_judge") or "lexical"
+        system = self.cleaned_data.get("model_system") or "search"
         validate = bool(self.cleaned_data.get("model_validate"))
-        loop = {"mode": mode, "system": "search", "judge": judge, "validation": validate}
+        loop = {"mode": mode, "system": system, "judge": judge, "validation": validate}
         return {**options, "model_in_the_loop": loop}
 
 
@@ -330,6 +341,7 @@ def field_kinds() -> dict[str, list[str]]:
         ),
         "quiz": list(kinds_where(lambda h: h.has_quiz or h.gold_quiz)),
         "model_loop": list(kinds_where(lambda h: h.model_in_the_loop)),
+        "model_system": list(kinds_where(lambda h: h.model_in_the_loop)),
         "model_judge": list(kinds_where(lambda h: h.model_in_the_loop)),
         "model_validate": list(kinds_where(lambda h: h.verdict_validation_kind is not None)),
         **{name: serving_kinds() for name in GOLD_FIELDS},

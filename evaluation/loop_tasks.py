@@ -17,6 +17,11 @@ from annotation.models import Assignment
 
 #: Seconds a job may run: a cold BM25 index for a long syllabus is built in well under this.
 SOFT_LIMIT_S = 60
+#: Seconds a ``gpu_*`` check of a card may run: the first one of a worker process loads the LLM.
+GPU_SOFT_LIMIT_S = 180
+#: Systems that run a language model (``evaluation.model_in_the_loop.GPU_SYSTEMS``, kept here so the
+#: web process queues without importing the model module).
+GPU_SYSTEMS = frozenset({"rag"})
 
 
 @shared_task(
@@ -27,11 +32,36 @@ SOFT_LIMIT_S = 60
 )
 def model_check_card(assignment_id: int, position: int, question: str, answer: str) -> str:
     """Ask the batch's model about one card as the HIT page had it; returns the verdict or ``unavailable``."""
+    return _check_card(assignment_id, position, question, answer)
+
+
+@shared_task(
+    name="evaluation.loop_tasks.gpu_model_check_card",
+    acks_late=True,
+    soft_time_limit=GPU_SOFT_LIMIT_S,
+    time_limit=GPU_SOFT_LIMIT_S + 10,
+)
+def gpu_model_check_card(assignment_id: int, position: int, question: str, answer: str) -> str:
+    """:func:`model_check_card` for a system that runs an LLM (``gpu`` queue)."""
+    return _check_card(assignment_id, position, question, answer)
+
+
+def _check_card(assignment_id: int, position: int, question: str, answer: str) -> str:
     from evaluation.services.model_checks import check_card
 
     assignment = Assignment.objects.select_related("hit__batch", "hit__document").get(pk=assignment_id)
     check = check_card(assignment, position, question, answer)
     return check.verdict if check else "unavailable"
+
+
+def card_task(system: str) -> Any:
+    """The job that checks a card for ``system``: the ``gpu`` one for an LLM, else the default one."""
+    return gpu_model_check_card if system in GPU_SYSTEMS else model_check_card
+
+
+def submission_task(system: str) -> Any:
+    """The job that checks a submission for ``system`` (as :func:`card_task`)."""
+    return gpu_model_check_submission if system in GPU_SYSTEMS else model_check_submission
 
 
 @shared_task(
@@ -43,6 +73,21 @@ def model_check_card(assignment_id: int, position: int, question: str, answer: s
 def model_check_submission(assignment_id: int) -> dict[str, int]:
     """Give each stored pair of a syllabus submission its check (the page's, or one asked now); when the
     batch's option says ``validate``, its "fooled" pairs then go to its validation batch."""
+    return _check_submission(assignment_id)
+
+
+@shared_task(
+    name="evaluation.loop_tasks.gpu_model_check_submission",
+    acks_late=True,
+    soft_time_limit=GPU_SOFT_LIMIT_S * 5,
+    time_limit=GPU_SOFT_LIMIT_S * 5 + 10,
+)
+def gpu_model_check_submission(assignment_id: int) -> dict[str, int]:
+    """:func:`model_check_submission` for a system that runs an LLM (``gpu`` queue)."""
+    return _check_submission(assignment_id)
+
+
+def _check_submission(assignment_id: int) -> dict[str, int]:
     from evaluation.services.model_checks import record_submission, validate_after_submission
 
     counts = record_submission(assignment_id)

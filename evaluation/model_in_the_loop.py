@@ -12,6 +12,14 @@ model abstains and its answer is :data:`evaluation.schema.INSUFFICIENT_ANSWER`. 
 SyllabusQA *val* split (not test): about 20% of no-answer questions and 10-15% of answerable ones score
 below it, so it is a weak but honest signal of "the syllabus does not say".
 
+System ``rag`` is the RAG baseline of :mod:`evaluation.baselines` (prompt J.1 with the top-5 BM25 chunks,
+1000 characters / 200 overlap, greedy, at most :data:`RAG_MAX_NEW_TOKENS` new tokens). Its LLM is
+:func:`rag_backend`: the OpenAI-compatible endpoint of ``LLM_API_BASE`` / ``LLM_MODEL`` / ``LLM_API_KEY``
+when ``LLM_API_BASE`` is set (timeout :data:`RAG_TIMEOUT_S`, no retry: a card must not wait long), else
+the packaged SmolLM2-135M-Instruct on the worker's CPU or GPU, loaded once per worker process. It
+abstains when its answer says there is no / insufficient information
+(:func:`evaluation.factqa.is_insufficient`); an abstention is recorded as :data:`INSUFFICIENT_ANSWER`.
+
 Judges compare the model's answer with the worker's:
 
 - ``lexical``: EVOUNA's Lexical Match (:mod:`evaluation.lexical_match`): matched when the worker's answer,
@@ -31,16 +39,22 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Optional
 
 from annotation import question_types as qt
-from evaluation.chunking import SEARCH_CHUNK_OVERLAP, SEARCH_CHUNK_SIZE
+from evaluation.chunking import RAG_CHUNK_OVERLAP, RAG_CHUNK_SIZE, SEARCH_CHUNK_OVERLAP, SEARCH_CHUNK_SIZE
 from evaluation.lexical_match import lexical_match
 from evaluation.metrics import rouge_l_f1
 from evaluation.retrieval import ChunkIndex
 from evaluation.schema import INSUFFICIENT_ANSWER
 
-LOOP_SYSTEMS: tuple[str, ...] = ("search",)
+LOOP_SYSTEMS: tuple[str, ...] = ("search", "rag")
+#: Chunks in a RAG prompt (the paper's k).
+RAG_K = 5
+#: Generation budget of the RAG system: syllabus answers are a sentence or two, and a card must not wait.
+RAG_MAX_NEW_TOKENS = 128
+#: Seconds an endpoint may take for one answer before the card gets "no model answer".
+RAG_TIMEOUT_S = 20.0
 LOOP_JUDGES: tuple[str, ...] = ("lexical", "rouge_l")
 FOOLED = "fooled"
 MATCHED = "matched"
@@ -64,7 +78,7 @@ class LoopResult:
     """One question checked against the model.
 
     Attributes:
-        system: the answering system (``search``).
+        system: the answering system (``search`` or ``rag``).
         model_answer: the model's answer (:data:`INSUFFICIENT_ANSWER` when it abstained).
         judge: ``lexical`` or ``rouge_l``.
         verdict: ``fooled`` (the model got it wrong) or ``matched``.
@@ -83,9 +97,44 @@ class LoopResult:
 
 
 @lru_cache(maxsize=64)
-def _index(syllabus: str) -> ChunkIndex:
-    """One BM25 index per syllabus text, kept warm for the next question on the same syllabus."""
-    return ChunkIndex(syllabus, SEARCH_CHUNK_SIZE, SEARCH_CHUNK_OVERLAP)
+def _index(syllabus: str, size: int = SEARCH_CHUNK_SIZE, overlap: int = SEARCH_CHUNK_OVERLAP) -> ChunkIndex:
+    """One BM25 index per syllabus text and chunking, kept warm for the next question on the same syllabus."""
+    return ChunkIndex(syllabus, size, overlap)
+
+
+@lru_cache(maxsize=1)
+def rag_backend() -> Any:
+    """The RAG system's LLM (module doc): the configured endpoint, else the local SmolLM2 (lazy load).
+
+    Raises:
+        evaluation.llm.LLMConfigurationError: no endpoint and the packaged model is missing.
+    """
+    import os
+
+    from evaluation.llm import HFCausalLMBackend, OpenAIChatBackend
+
+    if os.environ.get("LLM_API_BASE", "").strip():
+        return OpenAIChatBackend.from_env(timeout=RAG_TIMEOUT_S, max_retries=0)
+    return HFCausalLMBackend()
+
+
+def rag_answer(syllabus: str, question: str, backend: Optional[Any] = None) -> ModelAnswer:
+    """The RAG baseline's answer: J.1 with the top-5 chunks; an abstention when it says there is no answer.
+
+    Raises:
+        ValueError: the syllabus is empty. Whatever the backend raises (down, timeout) propagates.
+    """
+    from evaluation.factqa import is_insufficient
+    from evaluation.prompting import syllabus_messages
+
+    chunks = _index(syllabus, RAG_CHUNK_SIZE, RAG_CHUNK_OVERLAP).search(question, RAG_K)
+    backend = backend if backend is not None else rag_backend()
+    messages = syllabus_messages(question, [c.text for c in chunks])
+    reply = backend.chat(messages, max_new_tokens=RAG_MAX_NEW_TOKENS, temperature=0.0).strip()
+    top = chunks[0].score if chunks else 0.0
+    if not reply or is_insufficient(reply):
+        return ModelAnswer(text=INSUFFICIENT_ANSWER, abstained=True, retrieval_score=top)
+    return ModelAnswer(text=reply, abstained=False, retrieval_score=top)
 
 
 def search_answer(syllabus: str, question: str, no_answer_below: float = NO_ANSWER_BM25) -> ModelAnswer:
@@ -134,18 +183,25 @@ def check_pair(
     judge: str = "lexical",
     threshold: float = ROUGE_L_THRESHOLD,
     no_answer_below: float = NO_ANSWER_BM25,
+    backend: Optional[Any] = None,
 ) -> LoopResult:
     """Ask ``system`` the worker's question about ``syllabus`` and judge its answer against the worker's.
 
+    ``backend`` is the LLM of a generating system (default :func:`rag_backend`); ``search`` ignores it.
+
     Raises:
-        ValueError: an unknown system or judge, or an empty syllabus.
+        ValueError: an unknown system or judge, or an empty syllabus. A generating system's backend
+            failures (endpoint down, timeout) propagate: the caller fails open.
     """
     if system not in LOOP_SYSTEMS:
         raise ValueError(f"unknown system '{system}'; choose from {', '.join(LOOP_SYSTEMS)}")
     if judge not in LOOP_JUDGES:
         raise ValueError(f"unknown judge '{judge}'; choose from {', '.join(LOOP_JUDGES)}")
     start = time.perf_counter()
-    answer = search_answer(syllabus, question, no_answer_below)
+    if system == "rag":
+        answer = rag_answer(syllabus, question, backend)
+    else:
+        answer = search_answer(syllabus, question, no_answer_below)
     latency = time.perf_counter() - start
     verdict, score = judge_answer(answer, worker_answer, question_type, judge, threshold)
     return LoopResult(
@@ -159,14 +215,23 @@ def check_pair(
     )
 
 
-def system_version(system: str = "search", no_answer_below: float = NO_ANSWER_BM25) -> str:
-    """What answered, precisely enough to compare rates across batches: method, chunking and abstention.
+def system_version(
+    system: str = "search", no_answer_below: float = NO_ANSWER_BM25, backend: Optional[Any] = None
+) -> str:
+    """What answered, precisely enough to compare rates across batches: method, chunking and abstention
+    (and, for ``rag``, the LLM: ``backend``'s name, default :func:`rag_backend`'s).
 
     Raises:
         ValueError: an unknown system.
     """
     if system not in LOOP_SYSTEMS:
         raise ValueError(f"unknown system '{system}'; choose from {', '.join(LOOP_SYSTEMS)}")
+    if system == "rag":
+        name = (backend if backend is not None else rag_backend()).name
+        return (
+            f"rag: {name}, prompt J.1 with top-{RAG_K} BM25 chunks "
+            f"{RAG_CHUNK_SIZE}/{RAG_CHUNK_OVERLAP} chars, greedy, at most {RAG_MAX_NEW_TOKENS} new tokens"
+        )
     return (
         f"search: BM25 (rank_bm25 Okapi) top-1 chunk {SEARCH_CHUNK_SIZE}/{SEARCH_CHUNK_OVERLAP} chars, "
         f"no answer below {no_answer_below:g}"

@@ -87,9 +87,9 @@ def model_check(request: HttpRequest, token: str) -> JsonResponse:
         return JsonResponse({"status": "invalid", "error": "write the question first"}, status=400)
     key = card_key(question, checked_answer(card, answer))
     try:
-        from evaluation.loop_tasks import model_check_card
+        from evaluation.loop_tasks import card_task
 
-        model_check_card.delay(assignment.pk, card, question, answer)
+        card_task(loop.system).delay(assignment.pk, card, question, answer)
     except Exception:  # noqa: BLE001 - the model in the loop fails open: the page shows "no model answer"
         logger.exception("could not queue the model check of Assignment(%s) card %s", assignment.pk, card)
         return JsonResponse({"status": "unavailable", "mode": loop.mode})

@@ -214,9 +214,11 @@ def queue_submission_check(assignment_id: int, connection: Any = None) -> None:
         Exception: whatever the broker raises; the caller logs it and :func:`requeue_unchecked` queues
             the job again later.
     """
-    from evaluation.loop_tasks import model_check_submission
+    from evaluation.loop_tasks import submission_task
 
-    model_check_submission.apply_async(
+    batch = Batch.objects.filter(hits__assignments__pk=assignment_id).first()
+    loop = loop_settings(batch) if batch is not None else None
+    submission_task(loop.system if loop else "search").apply_async(
         args=[assignment_id], task_id=submission_check_id(assignment_id), connection=connection
     )
 

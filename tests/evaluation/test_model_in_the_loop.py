@@ -84,7 +84,7 @@ def test_search_answer__abstains_under_the_bm25_threshold() -> None:
     )
     assert result.latency_s >= 0
     with pytest.raises(ValueError, match="unknown system"):
-        check_pair(SYLLABUS, "q", "a", qt.YES_NO, system="rag")
+        check_pair(SYLLABUS, "q", "a", qt.YES_NO, system="gpt")
 
 
 def _replay(*args: str) -> tuple[list[str], dict]:

@@ -159,6 +159,7 @@ ENDPOINTS = (
             "title",
             "description",
             "model_loop",
+            "model_system",
             "model_judge",
             "action",
             "estimated",

@@ -206,8 +206,15 @@ class Command(JsonCommand):
             "--model-in-the-loop",
             choices=("off", "show", "ask"),
             default="off",
-            help="Syllabus QA: the search baseline answers each card as it is written (show), and the "
+            help="Syllabus QA: the chosen system answers each card as it is written (show), and the "
             "card asks for a question the model gets wrong (ask).",
+        )
+        parser.add_argument(
+            "--model-system",
+            choices=("search", "rag"),
+            default="search",
+            help="Who answers (with --model-in-the-loop): the search baseline (default) or RAG, an LLM "
+            "run by a gpu-queue worker.",
         )
         parser.add_argument(
             "--model-judge",
@@ -259,7 +266,7 @@ class Command(JsonCommand):
                 raise CommandError(f"--model-in-the-loop: a {opts['kind']} batch has no model in the loop")
             options["model_in_the_loop"] = {
                 "mode": opts["model_in_the_loop"],
-                "system": "search",
+                "system": opts["model_system"],
                 "judge": opts["model_judge"],
                 "validation": bool(opts["validate_verdicts"]),
             }

@@ -2,7 +2,9 @@
 
 Each pair's question is answered from its syllabus by the system and judged against the pair's answer
 (:mod:`evaluation.model_in_the_loop`), so a researcher can see per question type how often the model is
-fooled before launching a batch with the model in the loop.
+fooled before launching a batch with the model in the loop. ``--system rag`` runs the RAG baseline with
+the LLM of ``evaluation.model_in_the_loop.rag_backend`` (the ``LLM_API_BASE`` endpoint, else the local
+SmolLM2); a backend that fails stops the replay with an error naming it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from django.core.management.base import CommandError
 
 from annotation.models import Corpus, QAPair
 from config.commands import JsonCommand
+from evaluation.llm import LLMError
 from evaluation.model_in_the_loop import (
     LOOP_JUDGES,
     LOOP_SYSTEMS,
@@ -21,6 +24,7 @@ from evaluation.model_in_the_loop import (
     check_pair,
     summarize,
     summary_lines,
+    system_version,
 )
 
 SPLITS = ("train", "val", "test", "all")
@@ -29,7 +33,8 @@ SPLITS = ("train", "val", "test", "all")
 class Command(JsonCommand):
     help = (
         "Replay the QA pairs of an imported corpus against a baseline (the search baseline: top-1 BM25 "
-        "chunk) and judge each answer against the worker's (Lexical Match or ROUGE-L); prints per-type "
+        "chunk; or RAG: an LLM with the top-5 chunks) and judge each answer against the worker's "
+        "(Lexical Match or ROUGE-L); prints per-type "
         "counts, fooled rates and latency p50/p95, last line one JSON object with a by_type map."
     )
 
@@ -83,22 +88,26 @@ class Command(JsonCommand):
             if not pair.document.text.strip():
                 skipped += 1
                 continue
-            result = check_pair(
-                pair.document.text,
-                pair.question,
-                pair.answer,
-                pair.question_type,
-                system=options["system"],
-                judge=options["judge"],
-                threshold=options["threshold"],
-                no_answer_below=options["no_answer_below"],
-            )
+            try:
+                result = check_pair(
+                    pair.document.text,
+                    pair.question,
+                    pair.answer,
+                    pair.question_type,
+                    system=options["system"],
+                    judge=options["judge"],
+                    threshold=options["threshold"],
+                    no_answer_below=options["no_answer_below"],
+                )
+            except LLMError as exc:
+                raise CommandError(f"system {options['system']}: the model failed: {exc}") from exc
             typed.append((pair.question_type, result))
             self.progress("pairs", done, len(rows))
         summary = {
             "corpus": corpus.name,
             "split": options["split"],
             "system": options["system"],
+            "model_version": system_version(options["system"], options["no_answer_below"]),
             "judge": options["judge"],
             "threshold": options["threshold"],
             "no_answer_below": options["no_answer_below"],
