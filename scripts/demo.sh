@@ -20,7 +20,7 @@ $PY manage.py migrate --noinput -v0
 summary=$($PY manage.py load_demo | tail -n 1)
 echo "$summary" | $PY -c 'import json, sys; b = json.load(sys.stdin)["work"]["batches"]; print("Demo data ready: corpora demo-syllabi and demo-textbook; local batches open for workers: " + ", ".join(k + " (batch " + str(v.get("id")) + ")" for k, v in b.items()))'
 $PY manage.py collectstatic --noinput -v0
-$PY manage.py ensure_admin
+$PY manage.py ensure_admin | sed '$d'  # its last line is the JSON summary, for scripts
 # A one-time login link for a local worker on the demo syllabus batch (each run prints a fresh one).
 batch=$(echo "$summary" | $PY -c 'import json, sys; print(json.load(sys.stdin)["work"]["batches"]["syllabus_qa"]["id"])')
 invite=$($PY manage.py invite_workers --batch "$batch" --count 1 --label "demo worker" | tail -n 1 \
