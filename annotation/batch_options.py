@@ -71,7 +71,7 @@ class ModelLoop(_Object):
 
     mode: Literal["off", "show", "ask"]
     system: Literal["search", "rag"] = "search"
-    judge: Literal["lexical", "rouge_l"] = "lexical"
+    judge: Literal["lexical", "rouge_l", "fact_qa"] = "lexical"
     threshold: Annotated[Union[StrictInt, StrictFloat], Field(ge=0, le=1)] = 0.3
     #: every "fooled" pair goes to the batch's model verdict validation batch as its submission is
     #: checked (a second worker confirms or disputes it); off: the researcher sends them from the page.

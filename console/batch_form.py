@@ -144,7 +144,11 @@ class NewBatchForm(forms.Form):
     )
     model_judge = forms.ChoiceField(
         label="Model judge",
-        choices=[("lexical", "Lexical Match"), ("rouge_l", "ROUGE-L F1 at 0.3 or above")],
+        choices=[
+            ("lexical", "Lexical Match"),
+            ("rouge_l", "ROUGE-L F1 at 0.3 or above"),
+            ("fact_qa", "Fact-QA F1 at 0.3 or above (an LLM judge; needs a gpu-queue worker)"),
+        ],
         initial="lexical",
         required=False,
         help_text="How the model's answer is compared with the worker's.",

@@ -19,9 +19,10 @@ from annotation.models import Assignment
 SOFT_LIMIT_S = 60
 #: Seconds a ``gpu_*`` check of a card may run: the first one of a worker process loads the LLM.
 GPU_SOFT_LIMIT_S = 180
-#: Systems that run a language model (``evaluation.model_in_the_loop.GPU_SYSTEMS``, kept here so the
+#: Systems and judges that run a language model (:mod:`evaluation.model_in_the_loop`; named here so the
 #: web process queues without importing the model module).
 GPU_SYSTEMS = frozenset({"rag"})
+GPU_JUDGES = frozenset({"fact_qa"})
 
 
 @shared_task(
@@ -54,14 +55,19 @@ def _check_card(assignment_id: int, position: int, question: str, answer: str) -
     return check.verdict if check else "unavailable"
 
 
-def card_task(system: str) -> Any:
-    """The job that checks a card for ``system``: the ``gpu`` one for an LLM, else the default one."""
-    return gpu_model_check_card if system in GPU_SYSTEMS else model_check_card
+def _on_gpu(system: str, judge: str) -> bool:
+    return system in GPU_SYSTEMS or judge in GPU_JUDGES
 
 
-def submission_task(system: str) -> Any:
-    """The job that checks a submission for ``system`` (as :func:`card_task`)."""
-    return gpu_model_check_submission if system in GPU_SYSTEMS else model_check_submission
+def card_task(system: str, judge: str = "lexical") -> Any:
+    """The job that checks a card for ``system`` and ``judge``: the ``gpu`` one when either runs an LLM,
+    else the default one."""
+    return gpu_model_check_card if _on_gpu(system, judge) else model_check_card
+
+
+def submission_task(system: str, judge: str = "lexical") -> Any:
+    """The job that checks a submission (as :func:`card_task`)."""
+    return gpu_model_check_submission if _on_gpu(system, judge) else model_check_submission
 
 
 @shared_task(

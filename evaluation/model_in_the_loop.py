@@ -26,6 +26,10 @@ Judges compare the model's answer with the worker's:
   normalized, is a substring of the model's; score 1.0 or 0.0.
 - ``rouge_l``: ROUGE-L F1 (:func:`evaluation.metrics.rouge_l_f1`) of the model's answer against the
   worker's; matched at ``threshold`` (:data:`ROUGE_L_THRESHOLD`, 0.3) or above.
+- ``fact_qa``: SyllabusQA's Fact-QA F1 (:mod:`evaluation.factqa`: an LLM judge counts the atomic claims
+  of each answer the other supports, both ways) of the model's answer against the worker's; matched at
+  ``threshold`` or above. The judge LLM is :func:`rag_backend` (the configured endpoint, else the local
+  SmolLM2); a reply without a valid score is a failure (no verdict), not a guess.
 
 The adversarial ``no answer`` type is judged the other way: its aim is a question the syllabus cannot
 answer, so the model is "matched" when it abstains and "fooled" when it answers anyway (score 1.0 for an
@@ -55,7 +59,7 @@ RAG_K = 5
 RAG_MAX_NEW_TOKENS = 128
 #: Seconds an endpoint may take for one answer before the card gets "no model answer".
 RAG_TIMEOUT_S = 20.0
-LOOP_JUDGES: tuple[str, ...] = ("lexical", "rouge_l")
+LOOP_JUDGES: tuple[str, ...] = ("lexical", "rouge_l", "fact_qa")
 FOOLED = "fooled"
 MATCHED = "matched"
 #: Top-1 BM25 score under which the search baseline says there is no answer (module doc).
@@ -155,11 +159,16 @@ def judge_answer(
     question_type: str,
     judge: str = "lexical",
     threshold: float = ROUGE_L_THRESHOLD,
+    question: str = "",
+    backend: Optional[Any] = None,
 ) -> tuple[str, float]:
     """Return (verdict, score) for a model answer against the worker's (module doc for the rules).
 
+    ``question`` and ``backend`` (default :func:`rag_backend`) serve the ``fact_qa`` judge only.
+
     Raises:
-        ValueError: an unknown judge.
+        ValueError: an unknown judge, or a Fact-QA judge reply without a valid score. The Fact-QA
+            judge's backend failures propagate.
     """
     if judge not in LOOP_JUDGES:
         raise ValueError(f"unknown judge '{judge}'; choose from {', '.join(LOOP_JUDGES)}")
@@ -170,8 +179,29 @@ def judge_answer(
     if judge == "lexical":
         matched = bool(worker_answer.strip()) and lexical_match(answer.text, [worker_answer])
         return (MATCHED if matched else FOOLED), float(matched)
-    value = rouge_l_f1([answer.text], [worker_answer])[0]
+    if judge == "fact_qa":
+        value = fact_qa_f1(question, answer.text, worker_answer, backend)
+    else:
+        value = rouge_l_f1([answer.text], [worker_answer])[0]
     return (MATCHED if value >= threshold else FOOLED), value
+
+
+def fact_qa_f1(question: str, model_answer: str, worker_answer: str, backend: Optional[Any] = None) -> float:
+    """Fact-QA F1 of the model's answer against the worker's, judged by ``backend`` (default
+    :func:`rag_backend`).
+
+    Raises:
+        ValueError: the judge gave no valid score in either direction. Backend failures propagate.
+    """
+    from evaluation.factqa import f1_from, judge_pair
+
+    backend = backend if backend is not None else rag_backend()
+    precision = judge_pair(question, model_answer, worker_answer, backend).score
+    recall = judge_pair(question, worker_answer, model_answer, backend).score
+    value = f1_from(precision, recall)
+    if value is None:
+        raise ValueError("the Fact-QA judge gave no valid score")
+    return value
 
 
 def check_pair(
@@ -203,7 +233,7 @@ def check_pair(
     else:
         answer = search_answer(syllabus, question, no_answer_below)
     latency = time.perf_counter() - start
-    verdict, score = judge_answer(answer, worker_answer, question_type, judge, threshold)
+    verdict, score = judge_answer(answer, worker_answer, question_type, judge, threshold, question, backend)
     return LoopResult(
         system=system,
         model_answer=answer.text,
@@ -216,14 +246,25 @@ def check_pair(
 
 
 def system_version(
-    system: str = "search", no_answer_below: float = NO_ANSWER_BM25, backend: Optional[Any] = None
+    system: str = "search",
+    no_answer_below: float = NO_ANSWER_BM25,
+    backend: Optional[Any] = None,
+    judge: str = "lexical",
 ) -> str:
     """What answered, precisely enough to compare rates across batches: method, chunking and abstention
-    (and, for ``rag``, the LLM: ``backend``'s name, default :func:`rag_backend`'s).
+    (and, for ``rag``, the LLM: ``backend``'s name, default :func:`rag_backend`'s); with the ``fact_qa``
+    judge, also the judge's LLM.
 
     Raises:
         ValueError: an unknown system.
     """
+    version = _system_version(system, no_answer_below, backend)
+    if judge == "fact_qa":
+        version += f"; Fact-QA judge: {(backend if backend is not None else rag_backend()).name}"
+    return version
+
+
+def _system_version(system: str, no_answer_below: float, backend: Optional[Any]) -> str:
     if system not in LOOP_SYSTEMS:
         raise ValueError(f"unknown system '{system}'; choose from {', '.join(LOOP_SYSTEMS)}")
     if system == "rag":

@@ -89,7 +89,7 @@ def model_check(request: HttpRequest, token: str) -> JsonResponse:
     try:
         from evaluation.loop_tasks import card_task
 
-        card_task(loop.system).delay(assignment.pk, card, question, answer)
+        card_task(loop.system, loop.judge).delay(assignment.pk, card, question, answer)
     except Exception:  # noqa: BLE001 - the model in the loop fails open: the page shows "no model answer"
         logger.exception("could not queue the model check of Assignment(%s) card %s", assignment.pk, card)
         return JsonResponse({"status": "unavailable", "mode": loop.mode})

@@ -58,7 +58,7 @@ class LoopSettings:
     def version(self) -> str:
         from evaluation.model_in_the_loop import system_version
 
-        return system_version(self.system)
+        return system_version(self.system, judge=self.judge)
 
 
 def loop_settings(batch: Batch) -> Optional[LoopSettings]:
@@ -218,7 +218,7 @@ def queue_submission_check(assignment_id: int, connection: Any = None) -> None:
 
     batch = Batch.objects.filter(hits__assignments__pk=assignment_id).first()
     loop = loop_settings(batch) if batch is not None else None
-    submission_task(loop.system if loop else "search").apply_async(
+    submission_task(*((loop.system, loop.judge) if loop else ("search",))).apply_async(
         args=[assignment_id], task_id=submission_check_id(assignment_id), connection=connection
     )
 

@@ -295,3 +295,78 @@ def test_new_batch_form__model_system_choice(client: Any) -> None:
         "judge": "rouge_l",
         "validation": False,
     }
+
+
+class Judge:
+    """A Fact-QA judge with scripted replies, one per call (the repair follow-up included)."""
+
+    name = "judge"
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+        self.prompts: list[str] = []
+
+    def chat(self, messages: list, *, max_new_tokens: int = 256, temperature: float = 0.0) -> str:
+        self.prompts.append(messages[0].content)
+        return self.replies.pop(0)
+
+
+def test_fact_qa_judge__f1_threshold_and_no_score_is_no_verdict(
+    shared_data: Callable[[str], Path], tmp_path: Path
+) -> None:
+    syllabus = import_one_syllabus(shared_data("syllabusqa"), tmp_path).text
+    question = "How are office hours held?"
+    # search answers; the judge counts claims both ways: precision 1/1, recall 1/3 -> F1 0.5
+    judge = Judge("Score: 1/1", "Score: 1/3")
+    result = check_pair(
+        syllabus, question, "By appointment.", qt.SINGLE_FACTUAL, "search", "fact_qa", backend=judge
+    )
+    assert (result.judge, result.verdict, round(result.score, 3)) == ("fact_qa", MATCHED, 0.5)
+    assert question in judge.prompts[0] and "By appointment." in judge.prompts[0]
+    low = Judge("Score: 0/2", "Score: 0/1")
+    assert (
+        check_pair(syllabus, question, "x", qt.SINGLE_FACTUAL, "search", "fact_qa", backend=low).verdict
+        == FOOLED
+    )
+    # No valid score, even after the format-only follow-up: no verdict (the page shows "no model answer").
+    with pytest.raises(ValueError, match="no valid score"):
+        check_pair(
+            syllabus, question, "x", qt.SINGLE_FACTUAL, "search", "fact_qa", backend=Judge(*["hmm"] * 4)
+        )
+    # The no-answer type is still judged by abstention: no judge call.
+    silent = Judge()
+    got = check_pair(
+        syllabus,
+        "Is there a field trip?",
+        INSUFFICIENT_ANSWER,
+        qt.NO_ANSWER,
+        "search",
+        "fact_qa",
+        backend=silent,
+    )
+    assert got.verdict in (FOOLED, MATCHED) and silent.prompts == []
+    assert system_version("search", backend=judge, judge="fact_qa").endswith("; Fact-QA judge: judge")
+    assert loop_tasks.card_task("search", "fact_qa") is loop_tasks.gpu_model_check_card
+    assert loop_tasks.submission_task("search", "fact_qa") is loop_tasks.gpu_model_check_submission
+    check_batch_options({"model_in_the_loop": {"mode": "show", "judge": "fact_qa"}})
+
+
+def test_fact_qa_judge__card_through_the_page_with_the_configured_judge(
+    client: Any, rag_hit: dict, small_llm: HFCausalLMBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batch = rag_hit["batch"]
+    batch.options = {
+        **batch.options,
+        "model_in_the_loop": {"mode": "show", "system": "search", "judge": "fact_qa"},
+    }
+    batch.save()
+    judge = Judge("Score: 2/2", "Score: 1/1")
+    monkeypatch.setattr(mitl, "rag_backend", lambda: judge)
+    data = form_fields(rag_hit["cards"])
+    posted = client.post(
+        rag_hit["check_url"], {"card": 2, "question": data["qa-2-question"], "answer": data["qa-2-answer"]}
+    )
+    assert posted.status_code == 202
+    check = ModelCheck.objects.get(assignment=rag_hit["assignment"], position=2)
+    assert (check.system, check.judge, check.verdict, check.score) == ("search", "fact_qa", MATCHED, 1.0)
+    assert check.model_version == system_version("search", backend=judge, judge="fact_qa")

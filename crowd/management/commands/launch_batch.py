@@ -218,7 +218,7 @@ class Command(JsonCommand):
         )
         parser.add_argument(
             "--model-judge",
-            choices=("lexical", "rouge_l"),
+            choices=("lexical", "rouge_l", "fact_qa"),
             default="lexical",
             help="How the model's answer is compared with the worker's (with --model-in-the-loop).",
         )

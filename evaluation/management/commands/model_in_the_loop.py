@@ -4,7 +4,8 @@ Each pair's question is answered from its syllabus by the system and judged agai
 (:mod:`evaluation.model_in_the_loop`), so a researcher can see per question type how often the model is
 fooled before launching a batch with the model in the loop. ``--system rag`` runs the RAG baseline with
 the LLM of ``evaluation.model_in_the_loop.rag_backend`` (the ``LLM_API_BASE`` endpoint, else the local
-SmolLM2); a backend that fails stops the replay with an error naming it.
+SmolLM2); a backend that fails stops the replay with an error naming it. ``--judge fact_qa`` asks the
+same LLM for Fact-QA F1; a pair whose judge reply has no valid score is counted as ``unjudged``.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class Command(JsonCommand):
             "--threshold",
             type=float,
             default=ROUGE_L_THRESHOLD,
-            help=f"ROUGE-L F1 at which the rouge_l judge calls a match (default {ROUGE_L_THRESHOLD}).",
+            help=f"ROUGE-L or Fact-QA F1 at which rouge_l or fact_qa calls a match (default {ROUGE_L_THRESHOLD}).",
         )
         parser.add_argument(
             "--no-answer-below",
@@ -84,6 +85,7 @@ class Command(JsonCommand):
             )
         typed = []
         skipped = 0
+        unjudged = 0
         for done, pair in enumerate(rows, start=1):
             if not pair.document.text.strip():
                 skipped += 1
@@ -101,17 +103,23 @@ class Command(JsonCommand):
                 )
             except LLMError as exc:
                 raise CommandError(f"system {options['system']}: the model failed: {exc}") from exc
+            except ValueError:  # the Fact-QA judge gave no valid score: no verdict for this pair
+                unjudged += 1
+                continue
             typed.append((pair.question_type, result))
             self.progress("pairs", done, len(rows))
         summary = {
             "corpus": corpus.name,
             "split": options["split"],
             "system": options["system"],
-            "model_version": system_version(options["system"], options["no_answer_below"]),
+            "model_version": system_version(
+                options["system"], options["no_answer_below"], judge=options["judge"]
+            ),
             "judge": options["judge"],
             "threshold": options["threshold"],
             "no_answer_below": options["no_answer_below"],
             "skipped_empty_documents": skipped,
+            "unjudged": unjudged,
             **summarize(typed),
         }
         self.emit(summary, [] if options["json"] else summary_lines(summary))
