@@ -52,7 +52,7 @@ class Command(JsonCommand):
             "--threshold",
             type=float,
             default=ROUGE_L_THRESHOLD,
-            help=f"ROUGE-L or Fact-QA F1 at which rouge_l or fact_qa calls a match (default {ROUGE_L_THRESHOLD}).",
+            help=f"F1 at which rouge_l or fact_qa calls a match (default {ROUGE_L_THRESHOLD}).",
         )
         parser.add_argument(
             "--no-answer-below",
