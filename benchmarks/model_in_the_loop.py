@@ -7,8 +7,12 @@ card share. Prints per-type counts, fooled rates and latency p50/p95 (one BM25 i
 warm; the first question of a syllabus pays for building it), whether the paper's ordering holds
 (implicit-answer types fool the model more often than explicit factual ones), and a final JSON line.
 
-    .venv/bin/python benchmarks/model_in_the_loop.py [--split test] [--judge lexical|rouge_l]
-        [--threshold 0.3] [--no-answer-below 4.0]
+    .venv/bin/python benchmarks/model_in_the_loop.py [--split test] [--system search|rag]
+        [--judge lexical|rouge_l|fact_qa] [--threshold 0.3] [--no-answer-below 4.0] [--limit N]
+
+``--system rag`` answers with the RAG baseline's LLM (``LLM_API_BASE`` endpoint, else the local SmolLM2,
+whose load is timed apart); ``--limit N`` takes N pairs evenly spaced over the split (a CPU LLM cannot
+answer all 1,103 in a sitting).
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ from config.shared_data import dataset_dir  # noqa: E402
 from evaluation.model_in_the_loop import (  # noqa: E402
     FOOLED,
     LOOP_JUDGES,
+    LOOP_SYSTEMS,
     NO_ANSWER_BM25,
     ROUGE_L_THRESHOLD,
     check_pair,
+    rag_backend,
     summarize,
     summary_lines,
 )
@@ -46,7 +52,9 @@ def rate(results: list, types: tuple[str, ...]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", default="test", choices=["train", "val", "test"])
+    parser.add_argument("--system", default="search", choices=LOOP_SYSTEMS)
     parser.add_argument("--judge", default="lexical", choices=LOOP_JUDGES)
+    parser.add_argument("--limit", type=int, default=0, help="N pairs evenly spaced over the split (0: all)")
     parser.add_argument("--threshold", type=float, default=ROUGE_L_THRESHOLD)
     parser.add_argument("--no-answer-below", type=float, default=NO_ANSWER_BM25)
     args = parser.parse_args()
@@ -54,6 +62,17 @@ def main() -> None:
     if root is None:
         raise SystemExit("SyllabusQA not found (set CROWDQA_SHARED_DATA)")
     items = load_items(root, args.split)
+    if args.limit > 0 and args.limit < len(items):
+        step = len(items) / args.limit
+        items = [items[int(i * step)] for i in range(args.limit)]
+    load_s = 0.0
+    if args.system == "rag" or args.judge == "fact_qa":
+        loading = time.perf_counter()
+        backend = rag_backend()
+        if hasattr(backend, "load"):
+            backend.load()
+        load_s = time.perf_counter() - loading
+        print(f"LLM {backend.name} ready in {load_s:.1f}s")
     start = time.perf_counter()
     results = [
         (
@@ -63,6 +82,7 @@ def main() -> None:
                 item.question,
                 item.answer,
                 item.question_type or "",
+                system=args.system,
                 judge=args.judge,
                 threshold=args.threshold,
                 no_answer_below=args.no_answer_below,
@@ -73,7 +93,7 @@ def main() -> None:
     wall = time.perf_counter() - start
     summary = summarize(results)
     print(
-        f"SyllabusQA {args.split}: {summary['n']} pairs, search baseline, judge {args.judge} "
+        f"SyllabusQA {args.split}: {summary['n']} pairs, system {args.system}, judge {args.judge} "
         f"(ROUGE-L threshold {args.threshold}, abstains under BM25 {args.no_answer_below}), {wall:.1f}s"
     )
     for line in summary_lines(summary):
@@ -88,7 +108,9 @@ def main() -> None:
     )
     summary.update(
         split=args.split,
+        system=args.system,
         judge=args.judge,
+        llm_load_s=load_s,
         threshold=args.threshold,
         no_answer_below=args.no_answer_below,
         explicit_fooled_rate=explicit_rate,
