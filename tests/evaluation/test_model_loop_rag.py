@@ -33,6 +33,7 @@ from evaluation.schema import INSUFFICIENT_ANSWER
 from evaluation.services.model_checks import fooled_rates, loop_settings, record_submission
 from tests.annotation.test_syllabus_hit import CORPUS, claimed_hit, form_fields, import_one_syllabus
 from tests.evaluation.test_model_checks import ask
+from tests.tiny_llm import tiny_llama
 
 pytestmark = pytest.mark.django_db
 
@@ -58,20 +59,7 @@ class ByteTokenizer:
 @pytest.fixture(scope="module")
 def small_llm() -> HFCausalLMBackend:
     """A 2-layer Llama (random, seeded) with a byte tokenizer as the RAG system's LLM."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=256,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=16384,
-    )
-    return HFCausalLMBackend(model=LlamaForCausalLM(config).eval(), tokenizer=ByteTokenizer())
+    return HFCausalLMBackend(model=tiny_llama(16384), tokenizer=ByteTokenizer())
 
 
 @pytest.fixture

@@ -33,6 +33,7 @@ from tests.annotation.test_sciq_hits import (  # noqa: F401 - records is a fixtu
     records,
 )
 from tests.factories import make_researcher, make_worker
+from tests.tiny_llm import tiny_llama
 from tests.unit.evaluation.test_mcq import CharTokenizer
 
 pytestmark = pytest.mark.django_db
@@ -41,22 +42,9 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def small_lm(monkeypatch: pytest.MonkeyPatch) -> Any:
     """A 2-layer Llama (random, seeded) as the scoring model of the job."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
     from evaluation.llm import HFCausalLMBackend
 
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=256,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-    )
-    backend = HFCausalLMBackend(model=LlamaForCausalLM(config).eval(), tokenizer=CharTokenizer())
+    backend = HFCausalLMBackend(model=tiny_llama(512), tokenizer=CharTokenizer())
     monkeypatch.setattr(options_only, "default_backend", lambda: backend)
     return backend
 

@@ -19,6 +19,7 @@ from evaluation.mcq import (
     parse_choice,
     read_mcq_split,
 )
+from tests.tiny_llm import tiny_llama
 
 OPTIONS = ("oxidants", "antioxidants", "Oxygen", "residues")
 
@@ -93,19 +94,8 @@ class CharTokenizer:
 
 def test_continuation_logprobs__padded_batch_equals_each_option_alone() -> None:
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
 
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=256,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-    )
-    model = LlamaForCausalLM(config).eval()
+    model = tiny_llama(256)
     tokenizer = CharTokenizer()
     context, options = "Question: Which gas?\nAnswer:", [" O2", " nitrogen gas", " He"]
     batched = continuation_logprobs(model, tokenizer, context, options)
