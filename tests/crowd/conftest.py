@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
+from annotation.importers.mcq import MCQRow, read_sciq
 from annotation.models import Corpus
 from tests.factories import make_textbook
 from tests.fakes import fixtures as _fakes
@@ -64,3 +66,15 @@ def eager_celery() -> Iterator[None]:
         yield
     finally:
         app.conf.task_always_eager = old
+
+
+@pytest.fixture
+def sciq(shared_data: Callable[[str], Path]) -> Path:
+    """The real SciQ dataset folder (skips, or fails under CROWDQA_REQUIRE_SHARED_DATA, when absent)."""
+    return shared_data("sciq")
+
+
+@pytest.fixture
+def key(sciq: Path) -> dict[str, MCQRow]:
+    """SciQ's answer key (validation and test splits) by question text: what a careful worker knows."""
+    return {r.question: r for r in read_sciq(sciq, splits=("val", "test"))}

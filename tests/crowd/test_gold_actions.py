@@ -8,14 +8,13 @@ job grades them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.test import Client
 
-from annotation.importers.mcq import MCQRow, read_sciq
+from annotation.importers.mcq import MCQRow
 from annotation.models import GoldItem, GoldStanding
 from crowd.models import Worker, WorkerMessage
 from crowd.services.gold import update_standing
@@ -24,16 +23,6 @@ from tests.crowd.test_gold_items import _stage2_with_items, _work
 from tests.factories import make_worker
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def sciq(shared_data: Callable[[str], Path]) -> Path:
-    return shared_data("sciq")
-
-
-@pytest.fixture
-def key(sciq: Path) -> dict[str, MCQRow]:
-    return {r.question: r for r in read_sciq(sciq, splits=("val", "test"))}
 
 
 def test_warning__sent_once_when_first_flagged(

@@ -13,7 +13,6 @@ import html as htmllib
 import io
 import json
 import re
-from collections.abc import Callable
 from datetime import timedelta
 from html.parser import HTMLParser
 from pathlib import Path
@@ -50,17 +49,6 @@ pytestmark = pytest.mark.django_db
 
 REAL_QUESTIONS = 12
 OWN_DISTRACTORS = ("granite pebbles", "sound waves", "iron filings", "table salt", "moonlight")
-
-
-@pytest.fixture
-def sciq(shared_data: Callable[[str], Path]) -> Path:
-    return shared_data("sciq")
-
-
-@pytest.fixture
-def key(sciq: Path) -> dict[str, MCQRow]:
-    """SciQ's answer key (validation and test splits) by question text: what a careful worker knows."""
-    return {r.question: r for r in read_sciq(sciq, splits=("val", "test"))}
 
 
 def _real_records(sciq: Path) -> list[MCQRow]:
