@@ -8,18 +8,34 @@ the statements of one submit grouped by table, so the request's transaction can 
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5440/crowdqa_bench \\
         .venv/bin/python benchmarks/submit_profile.py --workers 30 --show-sql
+
+With ``--wsgi`` the page and the submit go through ``config.wsgi.application`` as gunicorn calls it (a
+WSGI environ as locust's requests give it, every middleware of ``settings.MIDDLEWARE``, DEBUG as
+configured, no test instrumentation, the response iterated and closed): the CPU of this process per
+request, the statements the server received (counted with ``execute_wrapper`` plus the transaction's
+BEGIN/COMMIT), and on a local PostgreSQL the CPU of the connection's server process
+(``/proc/<pid>/schedstat``). ``--profile N`` adds cProfile's top N functions by own time and by
+cumulative time, for the page and the submit apart::
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5440/crowdqa_bench \\
+        .venv/bin/python benchmarks/submit_profile.py --wsgi --workers 200 --profile 25
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import gzip
+import io
 import os
+import pstats
 import re
 import statistics
 import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -28,6 +44,7 @@ import django  # noqa: E402
 
 django.setup()
 
+from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
@@ -97,6 +114,179 @@ def table_of(sql: str) -> str:
     return f"{verb} {match.group(1) if match else ''}".strip()
 
 
+class WsgiDriver:
+    """Calls ``config.wsgi.application`` as gunicorn does and measures each request.
+
+    CPU is this process's (``time.process_time``); on a local PostgreSQL the server process behind
+    Django's connection is measured too (``/proc/<pid>/schedstat``, nanoseconds on a CPU), and every
+    statement it receives is read from libpq's protocol trace, so BEGIN, COMMIT and the connection's
+    health check count as well as the ORM's queries.
+    """
+
+    HEADERS = {  # what locust's FastHttpUser sends (benchmarks/load_users.py)
+        "HTTP_HOST": "127.0.0.1:8000",
+        "HTTP_USER_AGENT": "python/gevent-http-client-1.5.5",
+        "HTTP_ACCEPT_ENCODING": "gzip, deflate, br",
+    }
+
+    def __init__(self, trace_dir: Path) -> None:
+        from config.wsgi import application
+
+        self.application = application
+        self.trace_path = trace_dir / "libpq-trace.txt"
+        self.postgres = connection.vendor == "postgresql"
+
+    def environ(self, method: str, path: str, body: bytes = b"") -> dict[str, Any]:
+        environ: dict[str, Any] = {
+            "REQUEST_METHOD": method,
+            "SCRIPT_NAME": "",
+            "PATH_INFO": path,
+            "RAW_URI": path,
+            "QUERY_STRING": "",
+            "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": "8000",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "REMOTE_ADDR": "127.0.0.1",
+            "wsgi.version": (1, 0),
+            "wsgi.url_scheme": "http",
+            "wsgi.input": io.BytesIO(body),
+            "wsgi.errors": sys.stderr,
+            "wsgi.multithread": True,
+            "wsgi.multiprocess": True,
+            "wsgi.run_once": False,
+            **self.HEADERS,
+        }
+        if body:
+            environ["CONTENT_TYPE"] = "application/x-www-form-urlencoded"
+            environ["CONTENT_LENGTH"] = str(len(body))
+        return environ
+
+    def call(self, environ: dict[str, Any]) -> tuple[int, bytes]:
+        """One request, its body read and the response closed (``request_finished`` runs)."""
+        status: list[str] = []
+
+        def start_response(line: str, headers: list[tuple[str, str]], exc_info: Any = None) -> None:
+            status.append(line)
+
+        result = self.application(environ, start_response)
+        try:
+            body = b"".join(result)
+        finally:
+            result.close()
+        return int(status[0].split()[0]), body
+
+    def _server_ns(self) -> int:
+        if not self.postgres or connection.connection is None:
+            return 0
+        pid = connection.connection.info.backend_pid
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+
+    def timed(
+        self, environ: dict[str, Any], trace: bool = False, profile: Optional[cProfile.Profile] = None
+    ) -> tuple[tuple[int, bytes], float, float, float, list[str]]:
+        """(status, body), CPU ms here, wall ms, server CPU ms, and with ``trace`` the statements the
+        server received (libpq writes its trace to a file, which costs CPU: traced requests are not timed)."""
+        traced = trace and self.postgres and connection.connection is not None
+        if traced:
+            from psycopg import pq
+
+            trace_file = self.trace_path.open("w")
+            connection.connection.pgconn.trace(trace_file.fileno())
+            connection.connection.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+        try:
+            s0 = self._server_ns()
+            c0, w0 = time.process_time(), time.perf_counter()
+            if profile:
+                profile.enable()
+            result = self.call(environ)
+            if profile:
+                profile.disable()
+            cpu, wall = (time.process_time() - c0) * 1000, (time.perf_counter() - w0) * 1000
+            server = (self._server_ns() - s0) / 1e6
+        finally:
+            if traced:
+                connection.connection.pgconn.untrace()
+                trace_file.close()
+        if not traced:
+            return result, cpu, wall, server, []
+        text = self.trace_path.read_text()
+        statements = re.findall(r'^F\t\d+\t(?:Query|Parse)\t (?:"[^"]*" )?"(.*)"$', text, re.M)
+        return result, cpu, wall, server, statements
+
+
+def profile_top(stats: cProfile.Profile, count: int, title: str) -> None:
+    """Print cProfile's top ``count`` functions by own time and by cumulative time."""
+    for key in ("tottime", "cumulative"):
+        print(f"--- {title}: top {count} by {key} ---")
+        buffer = io.StringIO()
+        pstats.Stats(stats, stream=buffer).strip_dirs().sort_stats(key).print_stats(count)
+        print("\n".join(line for line in buffer.getvalue().splitlines()[6:] if line.strip()))
+
+
+def run_wsgi(args: argparse.Namespace, batch: Any, questions: dict[str, tuple[str, str]]) -> None:
+    """Page and submit of every worker through the full WSGI handler (see the module docstring)."""
+    import tempfile
+    from urllib.parse import urlencode
+
+    rows: dict[str, list[tuple[float, float, float]]] = {"page": [], "submit": []}
+    samples: dict[str, list[str]] = {}
+    profiles = {name: cProfile.Profile(time.process_time) for name in rows} if args.profile else {}
+    work = []
+    for i in range(args.workers):
+        worker = Worker.objects.get_or_create_for("local", f"profile-{i}")
+        assignment = claim_next(batch, worker)
+        Consent.objects.get_or_create(worker=worker, batch=batch)
+        passage = assignment.hit.passages.order_by("pk").first()
+        question, answer = questions[passage.text]
+        form = {"passage": str(passage.pk), "question": question, "answer": answer}
+        work.append((hit_links.url_for(assignment), urlencode(form).encode()))
+    connection.close()  # the first request opens the connection, as a fresh web worker does
+    with tempfile.TemporaryDirectory() as trace_dir:
+        driver = WsgiDriver(Path(trace_dir))
+        for number, (url, body) in enumerate(work):
+            for name, environ in (
+                ("page", driver.environ("GET", url)),
+                ("submit", driver.environ("POST", url, body)),
+            ):
+                counted = number >= args.warmup
+                profile = profiles.get(name) if counted else None
+                # The last warm-up request is traced for its statements; counted ones are not traced.
+                trace = number == args.warmup - 1
+                (status, content), cpu, wall, server, sql = driver.timed(environ, trace, profile)
+                if content[:2] == b"\x1f\x8b":
+                    content = gzip.decompress(content)
+                expected = b'name="question"' if name == "page" else b"Thank you"
+                assert status == 200 and expected in content, (status, content[:300])
+                if trace:
+                    samples[name] = sql
+                if counted:
+                    rows[name].append((cpu, wall, server))
+    counted = args.workers - args.warmup
+    print(
+        f"database: {connection.vendor}; full WSGI handler ({len(settings.MIDDLEWARE)} middleware, "
+        f"DEBUG={settings.DEBUG}); {counted} requests each after {args.warmup} warm-up; "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
+    for name, values in rows.items():
+        cpu, wall, server = (statistics.median(v[k] for v in values) for k in range(3))
+        n = len(samples.get(name, []))
+        mean_cpu = statistics.fmean(v[0] for v in values)
+        mean_server = statistics.fmean(v[2] for v in values)
+        print(
+            f"{name:>6}: {n:.0f} statements, CPU median {cpu:.2f} ms (mean {mean_cpu:.2f}), "
+            f"server CPU median {server:.2f} ms (mean {mean_server:.2f}), wall median {wall:.1f} ms"
+        )
+    if args.show_sql:
+        for name, sql in samples.items():
+            print(f"one {name}'s statements:")
+            for statement in sql:
+                print(f"  {statement[:110]}")
+    for name, profile in profiles.items():
+        profile_top(profile, args.profile, name)
+        if args.profile_dir:
+            profile.dump_stats(args.profile_dir / f"{name}.prof")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -104,14 +294,29 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=30)
     parser.add_argument("--data", type=Path, default=shared_data_dir() / "sciq")
     parser.add_argument("--show-sql", action="store_true")
+    parser.add_argument("--wsgi", action="store_true", help="the page and submit through the full handler")
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=5,
+        help="--wsgi: workers not counted (the last one's statements are traced)",
+    )
+    parser.add_argument("--profile", type=int, default=0, metavar="N", help="--wsgi: cProfile's top N")
+    parser.add_argument(
+        "--profile-dir", type=Path, help="--wsgi --profile: also write page.prof, submit.prof here"
+    )
     args = parser.parse_args()
-    setup_test_environment()
+    if not args.wsgi:
+        setup_test_environment()
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
         questions = load(args.data, args.workers * 3 + 3)
         batch = create_batch(BatchSpec(kind="sciq_question", corpus="sciq", limit=args.workers + 1))
         batch.publish()
+        if args.wsgi:
+            run_wsgi(args, batch, questions)
+            return
         rows: dict[str, list[tuple[float, float, int]]] = {"claim": [], "page": [], "submit": []}
         sample: list[str] = []
         for i in range(args.workers):
