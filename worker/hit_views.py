@@ -289,11 +289,12 @@ def _after_commit(
 def _after_submit(request: HttpRequest, assignment: Assignment) -> HttpResponse:
     """Send the worker back where they came from, once the answers are stored (the platform's step:
     the worker platform's :meth:`~crowd.providers.traits.PlatformTraits.completion`)."""
-    finished = traits_for(assignment.worker.platform).finished(
-        assignment.platform_meta,
-        assignment.platform_ref,
-        BatchPlatformState.of(assignment.hit.batch_id).completion_code,
+    traits = traits_for(assignment.worker.platform)
+    # The batch's platform state is read only by a platform whose completion step needs its code.
+    code = (
+        BatchPlatformState.of(assignment.hit.batch_id).completion_code if traits.completion_uses_code else ""
     )
+    finished = traits.finished(assignment.platform_meta, assignment.platform_ref, code)
     completion = completion_for(assignment.worker.platform, finished, config_from(settings))
     if completion is None:
         return _message(request, "Thank you!", "Your answers are saved.", next_url="worker:home")

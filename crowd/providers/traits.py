@@ -100,6 +100,9 @@ class PlatformTraits:
         attention_failures_to_reject: failed attention checks on which the platform's policy lets a
             researcher reject a worker (Prolific: 2); 0: the platform sets no such rule. Help texts cite
             it beside crowdqa's default (``crowd.gold.DEFAULT_ATTENTION_FAILURES``).
+        completion_uses_code: :meth:`completion` reads the batch's completion code (Prolific's
+            redirect). A platform whose completion never does (the local crowd, MTurk) says False, so a
+            submission's thank-you step does not read the batch's platform state for it.
     """
 
     name: ClassVar[str] = ""
@@ -122,6 +125,7 @@ class PlatformTraits:
     worker_id: ClassVar[Optional[WorkerIdPattern]] = None
     platform_auto_approval_seconds: ClassVar[int] = 0
     attention_failures_to_reject: ClassVar[int] = 0
+    completion_uses_code: ClassVar[bool] = True
     do_not_call_in_templates: ClassVar[bool] = True
     """Templates read the traits class's attributes; Django must not instantiate it."""
 

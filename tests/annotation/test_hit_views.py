@@ -209,6 +209,20 @@ def test_submit__prolific_redirects_to_completion(client, batch: Batch) -> None:
     assert done["Location"] == "https://app.prolific.com/submissions/complete?cc=C0DE42"
 
 
+def test_submit__local_thanks_without_reading_the_platform_state(  # type: ignore[no-untyped-def]
+    client, batch: Batch, django_assert_num_queries
+) -> None:
+    """Only a platform whose completion needs the batch's completion code (Prolific) reads it."""
+    worker = make_worker("local-thanks")
+    assignment = claim_next(batch, worker)
+    Consent.objects.create(worker=worker, batch=batch)
+    url, form = hit_links.url_for(assignment), _valid(assignment)
+    with django_assert_num_queries(7) as captured:  # read, passages, BEGIN, UPDATE, INSERT, take, COMMIT
+        done = client.post(url, form)
+    assert done.status_code == 200 and "Thank you" in done.content.decode()
+    assert not [q for q in captured.captured_queries if "crowd_batchplatformstate" in q["sql"]]
+
+
 def test_submit__mturk_posts_to_external_submit(client, batch: Batch) -> None:  # type: ignore[no-untyped-def]
     _on(batch, "mturk")
     hit = batch.hits.get()

@@ -64,6 +64,7 @@ class FakeProvider(CrowdProvider):
     options = MappingProxyType({})
     platform_auto_approval_seconds = 0  # the fake approves nothing by itself
     attention_failures_to_reject = 0  # the fake sets no attention-check policy
+    completion_uses_code = False  # crowdqa thanks the worker (the inherited completion)
     provider_path = "crowd.providers.fake.provider:FakeProvider"
 
     def __init__(self) -> None:

@@ -14,5 +14,6 @@ class LocalTraits(PlatformTraits):
     short_name = "local crowd"
     label = "Local crowd"
     external = False
+    completion_uses_code = False  # crowdqa thanks the worker itself
     fees = NO_FEES
     provider_path = "crowd.providers.local.provider:LocalProvider"

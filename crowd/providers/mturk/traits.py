@@ -95,6 +95,7 @@ class MTurkTraits(PlatformTraits):
     vouches_at_arrival = False
     stop_is_final = True
     returns_on_platform = True
+    completion_uses_code = False  # the page posts the assignment id to turkSubmitTo
     bonus_record_readable = True
     platform_auto_approval_seconds = 3 * 24 * 3600  # PublishRequest.auto_approve_seconds' default
     frame_origins = MTURK_FRAME_ORIGINS

@@ -70,6 +70,17 @@ def test_fake_provider__declares_every_trait_itself() -> None:
     assert traits_for("fake") is FakeProvider
 
 
+def test_completion_uses_code__only_where_the_completion_step_changes_with_it() -> None:
+    """A platform that says its completion ignores the code (the thank-you step then skips reading the
+    batch's platform state) must send the worker to the same place whatever the code is."""
+    finished = {"submit_to": "https://www.mturk.com", "assignment_ref": "A1"}
+    for name in (*Platform.values(), "fake"):
+        with_code = completion_for(name, Finished(**finished, completion_code="C0DE"))
+        without = completion_for(name, Finished(**finished))
+        assert traits_for(name).completion_uses_code == (with_code != without), name
+    assert traits_for("prolific").completion_uses_code
+
+
 def test_hosted_platforms__only_the_local_crowd() -> None:
     assert hosted_platforms() == (Platform.LOCAL,)
 
