@@ -29,6 +29,7 @@ from django.contrib.auth.mixins import AccessMixin
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
+from django.utils.functional import SimpleLazyObject
 
 RESEARCHERS_GROUP = "researchers"
 
@@ -151,14 +152,22 @@ class ResearcherRequiredMixin(AccessMixin):
 
 
 def researcher_context(request: HttpRequest) -> dict[str, Any]:
-    """Template context processor: ``can`` maps each action to whether this request may do it."""
+    """Template context processor: ``can`` maps each action to whether this request may do it.
+
+    The map is worked out only when a template reads it (``SimpleLazyObject``): the worker's HIT pages,
+    rendered on every view and submission, never do, so they skip the user and permission checks.
+    """
+    return {"can": SimpleLazyObject(lambda: _flags(request))}
+
+
+def _flags(request: HttpRequest) -> dict[str, bool]:
     user = getattr(request, "user", None)
     flags = {action: can(user, action) for action in ACTIONS}
     flags["view"] = can_view(request)
     flags["accounts"] = bool(
         user is not None and getattr(user, "is_active", False) and user.has_perm(ACCOUNTS_PERMISSION)
     )
-    return {"can": flags}
+    return flags
 
 
 def ensure_researchers_group() -> Any:

@@ -223,6 +223,21 @@ def test_submit__local_thanks_without_reading_the_platform_state(  # type: ignor
     assert not [q for q in captured.captured_queries if "crowd_batchplatformstate" in q["sql"]]
 
 
+def test_hit_page__never_works_out_the_researcher_flags(client, batch: Batch, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The ``can`` map of every template context is lazy: a worker's HIT page does not read it."""
+    from annotation import permissions
+
+    worked_out: list[object] = []
+    flags = permissions._flags
+    monkeypatch.setattr(permissions, "_flags", lambda request: worked_out.append(request) or flags(request))
+    worker = make_worker("no-flags")
+    assignment = claim_next(batch, worker)
+    Consent.objects.create(worker=worker, batch=batch)
+    response = client.get(hit_links.url_for(assignment))
+    assert response.status_code == 200 and worked_out == []
+    assert response.context["can"]["view"] is False and len(worked_out) == 1  # read when asked
+
+
 def test_submit__mturk_posts_to_external_submit(client, batch: Batch) -> None:  # type: ignore[no-untyped-def]
     _on(batch, "mturk")
     hit = batch.hits.get()
