@@ -82,28 +82,6 @@ def check_pseudonym_salt_secret(app_configs: Any, **kwargs: Any) -> list[CheckMe
     return []
 
 
-@register("crowdqa")
-def check_prepared_reads_django(app_configs: Any, **kwargs: Any) -> list[CheckMessage]:
-    """Refuse a Django release the prepared reads were not tested with: they rely on the query
-    compiler's undocumented attributes (:mod:`annotation.prepared_reads`), which a release may change."""
-    import django
-
-    from annotation.prepared_reads import TESTED_DJANGO
-
-    release = tuple(django.VERSION[:2])
-    if release in TESTED_DJANGO:
-        return []
-    tested = ", ".join(f"{major}.{minor}" for major, minor in sorted(TESTED_DJANGO))
-    return [
-        Error(
-            f"Django {django.get_version()} is not one the prepared reads were tested with ({tested}).",
-            hint="Run tests/test_prepared_reads.py on this Django; when it passes, add the release to "
-            "annotation.prepared_reads.TESTED_DJANGO.",
-            id="crowdqa.E020",
-        )
-    ]
-
-
 def startup_errors() -> list[CheckMessage]:
     """The crowdqa errors that stop a server from starting (deployment checks included)."""
     messages = run_checks(tags=["crowdqa"], include_deployment_checks=True)

@@ -10,12 +10,11 @@ worker who holds the assignment, and useless once the assignment is submitted or
 from __future__ import annotations
 
 from django.core import signing
-from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404
 from django.urls import reverse
 
 from annotation.models import HIT, Assignment
-from annotation.prepared_reads import PreparedRead
+from annotation.sql_reads import SqlRead
 from crowd.models import Consent
 
 SALT = "crowdqa.hit-link"
@@ -39,17 +38,24 @@ def _unsign(token: str, salt: str) -> int:
         raise Http404("This HIT link is not valid.") from exc
 
 
-def _link_read(lock: bool) -> PreparedRead[Assignment]:
-    """The assignment by id, with everything a HIT page needs, in one statement (compiled once)."""
+def _link_read(lock: bool) -> SqlRead[Assignment]:
+    """The assignment by id, with everything a HIT page needs, in one statement written once.
 
-    def build(pk: int) -> QuerySet[Assignment]:
-        consent = Consent.objects.filter(worker=OuterRef("worker_id"), batch=OuterRef("hit__batch_id"))
-        query = Assignment.objects.select_related("hit__batch__corpus", "hit__document", "worker")
-        if lock:
-            query = query.select_for_update(of=("self",))
-        return query.annotate(has_consent=Exists(consent)).filter(pk=pk)
-
-    return PreparedRead(build)
+    As a queryset: ``Assignment.objects.select_related("hit__batch__corpus", "hit__document",
+    "worker").annotate(has_consent=Exists(Consent of this worker for this batch)).filter(pk=pk)``, with
+    ``select_for_update(of=("self",))`` when ``lock``; tests/test_sql_reads.py compares the two.
+    """
+    has_consent = (
+        f'EXISTS (SELECT 1 FROM "{Consent._meta.db_table}" c'
+        ' WHERE c."worker_id" = {self}."worker_id" AND c."batch_id" = {hit}."batch_id")'
+    )
+    return SqlRead(
+        Assignment,
+        related=("hit__batch__corpus", "hit__document", "worker"),
+        extra={"has_consent": (has_consent, bool)},
+        where='{self}."id" = %s',
+        lock=lock,
+    )
 
 
 _READ = _link_read(lock=False)
@@ -63,7 +69,7 @@ def assignment_for(token: str, lock: bool = False) -> Assignment:
     which every HIT page asks next. With ``lock`` (inside a transaction) the same statement takes the
     assignment's row lock (the assignment row only), so a caller that writes it needs no second read.
     Every request on a signed link (page, autosave, submit, span lookup, consent, return) reads
-    through here, so its SQL is compiled once per thread (:class:`~annotation.prepared_reads.PreparedRead`).
+    through here, so its SQL is written once, at import (:class:`~annotation.sql_reads.SqlRead`).
 
     Raises:
         Http404: for a forged, truncated or unknown token (no hint about which).

@@ -20,9 +20,9 @@ from django.db.models import F
 from annotation import question_types as qt
 from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitConflict, HitHandler
 from annotation.models import HIT, Assignment, Batch, Passage, QAPair
-from annotation.prepared_reads import PreparedRead
 from annotation.qc.common import ERROR, REVIEW, severities_of
 from annotation.qc.sciq import SciQItem, SciQOptions, check_item
+from annotation.sql_reads import SqlRead
 from annotation.tutorial import PASSAGE_QUESTIONS
 
 logger = logging.getLogger(__name__)
@@ -63,8 +63,18 @@ class QuestionAnswers:
     reject_reason: str = ""
 
 
-_OFFERED = PreparedRead(lambda hit_id: Passage.objects.filter(hits=hit_id).order_by("pk"))
-"""A HIT's three passages, in id order: read by every page and every submission, so compiled once."""
+_OFFERED = SqlRead(
+    Passage,
+    joins=f'INNER JOIN "{HIT.passages.through._meta.db_table}" hp ON hp."passage_id" = {{self}}."id"',
+    where='hp."hit_id" = %s',
+    order_by='{self}."id"',
+)
+"""``Passage.objects.filter(hits=hit_id).order_by("pk")``, written once (:mod:`annotation.sql_reads`)."""
+
+
+def offered_passages(hit_id: int) -> list[Passage]:
+    """A HIT's three passages, in id order: read by every page and every submission."""
+    return _OFFERED.all(hit_id)
 
 
 def _taken_for_good(passage: Passage) -> bool:
@@ -138,7 +148,7 @@ class SciQQuestionHandler(HitHandler):
         """The HIT's three passages (id, form value, text, word count) and the length limits."""
         passages = [
             {"id": p.pk, "value": str(p.pk), "number": i, "text": p.text, "words": len(p.text.split())}
-            for i, p in enumerate(_OFFERED.all(hit.pk), start=1)
+            for i, p in enumerate(offered_passages(hit.pk), start=1)
         ]
         return {
             "passages": passages,
@@ -158,7 +168,7 @@ class SciQQuestionHandler(HitHandler):
         """
         result = FormCheck(fields=fields)
         choice = str(fields.get("passage", "")).strip()
-        offered = {p.pk: p for p in _OFFERED.all(hit.pk)}
+        offered = {p.pk: p for p in offered_passages(hit.pk)}
         if choice == NONE_SUITABLE:
             result.cleaned = QuestionAnswers(
                 passage_id=None,

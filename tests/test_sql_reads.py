@@ -1,24 +1,25 @@
-"""A prepared read gives exactly what its queryset gives, compiled once per thread.
+"""A read written as SQL (:mod:`annotation.sql_reads`) gives exactly what its queryset gives.
 
 The comparison covers every concrete field of every model the signed link's read brings (JSON,
-dates, nullable foreign keys), the consent annotation, the row lock and the HIT's passages, so a
-Django upgrade that changes the compiler attributes :mod:`annotation.prepared_reads` relies on fails here.
+aware datetimes, booleans, nullable foreign keys), value and type, the consent annotation, the row
+lock and the HIT's passages, on the database the tests run on (SQLite, and PostgreSQL with
+``DATABASE_URL``): a model field, a Django upgrade or a driver that changes what the database returns
+fails here.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import connection, models, transaction
 from django.db.models import Model
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 
-from annotation.hits.sciq_question import _OFFERED
+from annotation.hits.sciq_question import offered_passages
 from annotation.models import HIT, Assignment, Passage
-from annotation.prepared_reads import MARKER, PreparedRead, Unsupported
+from annotation.sql_reads import SqlRead, _converter
 from crowd.models import Consent
 from tests.factories import make_assignment, make_batch, make_document, make_textbook, make_worker
 from tests.threads import run_in_threads, skip_unless_threads_share_the_database
@@ -30,9 +31,14 @@ RELATED = ("hit", "hit.batch", "hit.batch.corpus", "hit.document", "worker")
 
 
 def _fields(obj: Model | None) -> dict[str, Any] | None:
+    """Every concrete field's value, with its type and (datetimes) its time zone, so 1 != True here."""
     if obj is None:
         return None
-    return {f.attname: getattr(obj, f.attname) for f in obj._meta.concrete_fields}
+    return {
+        f.attname: (type(v), getattr(v, "tzinfo", None), v)
+        for f in obj._meta.concrete_fields
+        for v in [getattr(obj, f.attname)]
+    }
 
 
 def _follow(obj: Any, path: str) -> Any:
@@ -53,11 +59,11 @@ def _plain(pk: int) -> Assignment:
     )
 
 
-def _assert_same(prepared: Assignment, plain: Assignment) -> None:
-    assert _fields(prepared) == _fields(plain)
-    assert prepared.has_consent == plain.has_consent
+def _assert_same(read: Assignment, plain: Assignment) -> None:
+    assert _fields(read) == _fields(plain)
+    assert type(read.has_consent) is bool and read.has_consent == plain.has_consent
     for path in RELATED:
-        assert _fields(_follow(prepared, path)) == _fields(_follow(plain, path)), path
+        assert _fields(_follow(read, path)) == _fields(_follow(plain, path)), path
 
 
 def _rich_assignment(with_document: bool) -> Assignment:
@@ -125,19 +131,18 @@ def test_locked_read__takes_the_row_lock() -> None:
     token = hit_links.token_for(assignment)
     with transaction.atomic(), CaptureQueriesContext(connection) as queries:
         _assert_same(hit_links.assignment_for(token, lock=True), _plain(assignment.pk))
-    if connection.features.has_select_for_update:
-        assert "FOR UPDATE" in queries[0]["sql"]
+    if connection.vendor == "postgresql":  # the assignment's row only, not the HIT's or the batch's
+        sql = queries[0]["sql"]
+        assert 'FROM "annotation_assignment" t0 ' in sql and sql.endswith(" FOR UPDATE OF t0")
 
 
 @pytest.mark.django_db(transaction=True)
-def test_locked_read__outside_a_transaction_is_refused_compiled_or_not() -> None:
-    """A lock taken in autocommit would end with its statement; Django refuses it, and so do later calls."""
-    if not connection.features.has_select_for_update:
-        pytest.skip("SQLite has no row locks: its write transactions run one at a time")
+def test_locked_read__outside_a_transaction_is_refused() -> None:
+    """A lock taken in autocommit would end with its statement: refused, as select_for_update() is."""
     assignment = _rich_assignment(with_document=False)
     token = hit_links.token_for(assignment)
     with transaction.atomic():
-        hit_links.assignment_for(token, lock=True)  # compiled in this thread
+        hit_links.assignment_for(token, lock=True)
     with pytest.raises(TransactionManagementError):
         hit_links.assignment_for(token, lock=True)
 
@@ -147,15 +152,17 @@ def test_offered_passages__equal_the_related_manager_in_id_order() -> None:
     batch = make_batch(corpus=corpus)
     hits = [HIT.objects.create(batch=batch, position=i) for i in range(2)]
     passages = list(Passage.objects.filter(corpus=corpus).order_by("-pk"))
+    Passage.objects.filter(pk=passages[0].pk).update(filter_reasons=["short", {"n": 1}])
     hits[0].passages.set(passages[:3])
     hits[1].passages.set(passages[3:])
     for hit in hits:
-        assert [_fields(p) for p in _OFFERED.all(hit.pk)] == [_fields(p) for p in hit.passages.order_by("pk")]
-    assert _OFFERED.all(-1) == []
+        expected = [_fields(p) for p in hit.passages.order_by("pk")]
+        assert [_fields(p) for p in offered_passages(hit.pk)] == expected
+    assert offered_passages(-1) == []
 
 
 @pytest.mark.django_db(transaction=True)
-def test_each_thread_compiles_its_own_copy_on_its_own_connection() -> None:
+def test_reads_in_other_threads__use_their_own_connection() -> None:
     skip_unless_threads_share_the_database()
     assignment = _rich_assignment(with_document=False)
     token = hit_links.token_for(assignment)
@@ -163,58 +170,43 @@ def test_each_thread_compiles_its_own_copy_on_its_own_connection() -> None:
 
     def read() -> None:
         try:
-            found = hit_links.assignment_for(token)
-            seen.append((found.pk, hit_links._READ._local.compiled.connection is connections["default"]))
+            seen.append(hit_links.assignment_for(token).pk)
         except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
             seen.append(exc)
 
-    hit_links.assignment_for(token)
     run_in_threads(read, [(), ()])
-    assert seen == [(assignment.pk, True), (assignment.pk, True)]  # each thread's own ``connection``
+    assert seen == [assignment.pk, assignment.pk]
 
 
-def test_open_value_must_be_one_parameter() -> None:
-    twice = PreparedRead(lambda pk: Assignment.objects.filter(pk=pk, hit_id=pk))
-    with pytest.raises(ValueError, match="one parameter"):
-        twice.all(1)
-    none = PreparedRead(lambda pk: Assignment.objects.all())
-    with pytest.raises(ValueError, match="one parameter"):
-        none.all(1)
-    assert MARKER < 0  # never a primary key
+def test_get__none_or_several_rows_raise_the_models_exceptions() -> None:
+    assignment = make_assignment()
+    read = SqlRead(Assignment, where='{self}."hit_id" = %s')
+    with pytest.raises(Assignment.DoesNotExist):
+        read.get(-1)
+    Assignment.objects.create(hit=assignment.hit, worker=make_worker("w2"))
+    with pytest.raises(Assignment.MultipleObjectsReturned):
+        read.get(assignment.hit_id)
+    assert sorted(a.pk for a in read.all(assignment.hit_id)) == sorted(
+        Assignment.objects.filter(hit=assignment.hit).values_list("pk", flat=True)
+    )
 
 
 @pytest.mark.parametrize(
-    ("build", "feature"),
+    "field",
     [
-        (lambda pk: Passage.objects.filter(hits=pk).prefetch_related("hits"), "prefetch_related"),
-        (lambda pk: Passage.objects.filter(pk=pk).values("text"), "values()"),
-        (lambda pk: Passage.objects.filter(pk=pk).values_list("text", flat=True), "values()"),
-        (lambda pk: Passage.objects.filter(pk=pk).only("text"), "only()"),
-        (lambda pk: Passage.objects.filter(pk=pk).defer("text"), "defer()"),
-        (lambda pk: Passage.objects.filter(pk=pk).extra(select={"one": "1"}), "extra()"),
-        (lambda pk: Passage.objects.filter(pk=pk).union(Passage.objects.filter(pk=pk)), "union()"),
-        (lambda pk: Passage.objects.filter(pk=pk)[:1], "slicing"),
-        (lambda pk: Passage.objects.using("other").filter(pk=pk), "using('other')"),
+        models.DecimalField(max_digits=5, decimal_places=2),
+        models.UUIDField(),
+        models.DurationField(),
+        models.TimeField(),
+        models.DateField(),
+        models.BinaryField(),
     ],
 )
-def test_queryset_features_it_does_not_reproduce__are_refused(build: Any, feature: str) -> None:
-    with pytest.raises(Unsupported, match=re.escape(feature)):
-        PreparedRead(build).all(1)
+def test_fields_the_backend_converts_otherwise__are_refused(field: models.Field) -> None:
+    with pytest.raises(ValueError, match="does not convert"):
+        _converter(field, "default")
 
 
-def test_related_manager_queryset__is_refused() -> None:
-    assignment = make_assignment()
-    hit = assignment.hit
-    with pytest.raises(Unsupported, match="related manager"):
-        PreparedRead(lambda pk: hit.assignments.filter(pk=pk)).all(assignment.pk)
-
-
-def test_untested_django__fails_the_system_check(monkeypatch: pytest.MonkeyPatch) -> None:
-    import django
-
-    from annotation.checks import check_prepared_reads_django
-
-    assert check_prepared_reads_django(None) == []
-    monkeypatch.setattr(django, "VERSION", (6, 1, 0, "final", 0))
-    errors = check_prepared_reads_django(None)
-    assert [e.id for e in errors] == ["crowdqa.E020"] and errors[0].is_serious()
+def test_related_path_that_is_not_a_forward_key__is_refused() -> None:
+    with pytest.raises(ValueError, match="forward foreign key"):
+        SqlRead(HIT, where="1 = 1", related=("assignments",))
