@@ -17,7 +17,9 @@ import os
 logger_class = "config.access_log.RedactingLogger"
 
 # Threads share the worker's memory (one Django process per worker); each costs a thread stack and a
-# database connection, so the web worker's memory stays that of the process.
+# database connection. Measured (benchmarks/web_worker_memory.py), neither the thread count nor
+# MALLOC_ARENA_MAX moves a worker's memory by more than a few MB: what a worker grows by is the modules
+# its first requests import, which the preloading below moves into the master.
 worker_class = "gthread"
 threads = int(os.environ.get("GUNICORN_THREADS", "16"))
 # A connection kept alive waits in the event loop, not in a thread; close idle ones after a few seconds.
@@ -27,3 +29,16 @@ keepalive = 5
 limit_request_line = 4094
 limit_request_fields = 100
 limit_request_field_size = 8190
+
+# The master loads the application and imports what every worker would import on its first requests
+# (config/warmup.py), then forks the workers: those modules sit in pages the workers share instead of a
+# copy per worker. Code changes then need a restart of the master (``systemctl restart``), not a HUP.
+preload_app = os.environ.get("GUNICORN_PRELOAD", "1") != "0"
+
+
+def when_ready(server: object) -> None:
+    """In the master, after the application loaded and before the first worker is forked."""
+    if getattr(server, "cfg", None) is not None and server.cfg.preload_app:
+        from config.warmup import warm
+
+        warm()

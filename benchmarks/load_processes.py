@@ -62,6 +62,26 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def memory_mb(pid: int) -> dict[str, float]:
+    """Resident (RSS), proportional (PSS) and unique (USS) memory of a process, MB.
+
+    RSS counts every page the process maps, those it shares with the processes forked from the same
+    parent included; PSS charges a shared page 1/n to each of its n sharers (PSS summed over a
+    server's processes is the memory the server holds); USS is what the process alone holds, what
+    ending it would free.
+    """
+    try:
+        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]
+    except OSError:
+        return {"rss": float("nan"), "pss": float("nan"), "uss": float("nan")}
+    kb = {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in lines)}
+    return {
+        "rss": kb["Rss"] / 1024,
+        "pss": kb["Pss"] / 1024,
+        "uss": (kb["Private_Clean"] + kb["Private_Dirty"]) / 1024,
+    }
+
+
 def wait_ready(url: str, seconds: float = 120.0) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:

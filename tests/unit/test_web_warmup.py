@@ -1,0 +1,95 @@
+"""The gunicorn master's warm-up (``config/warmup.py``, run by ``gunicorn.conf.py`` with ``preload_app``).
+
+What the master imports is shared by every worker it forks, so it must be what a worker imports on its
+first HIT page and submit anyway (the template tag libraries, the template loaders, the Redis client,
+Celery's sending machinery), never the ML stack or the platform SDKs, and it must leave no database
+connection open for the workers to inherit. Runs in a fresh interpreter, as gunicorn's master does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tests.unit.test_web_imports import HEAVY
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Imported by a worker's first HIT page and submit (measured with a sys.modules diff).
+FIRST_REQUESTS = (
+    "rest_framework.templatetags.rest_framework",
+    "django.template.loaders.cached",
+    "django.template.context_processors",
+    "redis.client",
+    "celery.app.amqp",
+    "whitenoise.storage",
+)
+
+PROBE = """
+import gc, json, sys
+import config.wsgi
+from django.db import connection
+connection.ensure_connection()  # as if loading the application had queried the database
+from config.warmup import warm
+before = sorted(m for m in json.loads(sys.argv[1]) if m in sys.modules)
+warm()
+names = json.loads(sys.argv[1]) + json.loads(sys.argv[2])
+print(json.dumps({
+    "before": before,
+    "loaded": sorted(m for m in names if m in sys.modules),
+    "connected": connection.connection is not None,
+    "frozen": gc.get_freeze_count(),
+}))
+"""
+
+
+def test_warm_imports_what_first_requests_import_and_closes_the_database(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "PYTHONPATH": str(ROOT),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'warm.sqlite3'}",
+        "CROWDQA_VAR_DIR": str(tmp_path / "var"),
+        "REDIS_URL": "redis://127.0.0.1:1/0",  # the Redis cache and broker, never connected to
+    }
+    env.setdefault("DJANGO_SECRET_KEY", "warm-up-test-secret-key-0123456789abcdefghijklmnopqrstuv")
+    env.setdefault("CROWDQA_PSEUDONYM_SALT", "warm-up-test-salt-0123456789abcdefghijklmnopqrstuvwxyz")
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(FIRST_REQUESTS), json.dumps(HEAVY)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    if result.returncode != 0:
+        pytest.fail(f"probe failed:\n{result.stderr[-3000:]}")
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["before"] != list(FIRST_REQUESTS), "the probe would pass without the warm-up"
+    assert report["loaded"] == sorted(FIRST_REQUESTS), report
+    assert report["connected"] is False
+    assert report["frozen"] > 10_000
+
+
+@pytest.mark.parametrize("preload", [True, False])
+def test_when_ready_warms_only_a_preloading_master(monkeypatch: pytest.MonkeyPatch, preload: bool) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr("config.warmup.warm", lambda: calls.append("warm"))
+    conf = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    conf["when_ready"](SimpleNamespace(cfg=SimpleNamespace(preload_app=preload)))
+    assert calls == (["warm"] if preload else [])
+
+
+def test_preload_is_on_unless_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GUNICORN_PRELOAD", raising=False)
+    assert runpy.run_path(str(ROOT / "gunicorn.conf.py"))["preload_app"] is True
+    monkeypatch.setenv("GUNICORN_PRELOAD", "0")
+    assert runpy.run_path(str(ROOT / "gunicorn.conf.py"))["preload_app"] is False
