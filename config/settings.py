@@ -361,6 +361,9 @@ CROWDQA_RELEASES_DIR = Path(os.environ.get("CROWDQA_RELEASES_DIR", VAR_DIR / "re
 # With a shared storage, seconds between two looks at which ranker version is current (another host
 # may have trained a new one); the version itself is fetched once per host (distractors/model_store.py).
 CROWDQA_MODEL_CHECK_SECONDS = float(os.environ.get("CROWDQA_MODEL_CHECK_SECONDS", "30"))
+# The causal LM of the SciQ options-only check after each stage-2 submission: empty for the packaged
+# SmolLM2-135M, a Hugging Face model directory, or "off" to leave stage-2 items unchecked.
+CROWDQA_OPTIONS_ONLY_MODEL = os.environ.get("CROWDQA_OPTIONS_ONLY_MODEL", "").strip()
 
 LOGGING = {
     "version": 1,

@@ -35,6 +35,7 @@ from crowd.models import BatchPlatformState, Consent
 from crowd.providers.factory import config_from
 from crowd.providers.traits import arriving, completion_for, traits_for
 from evaluation.services.model_checks import PAGE_WAIT_S, loop_settings
+from evaluation.services.options_only import enabled as options_only_enabled
 from worker import admission, assigning, hit_links
 from worker.framing import platform_frameable
 
@@ -228,7 +229,7 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
                 return _closed_response(request, assignment) or _after_submit(request, assignment)
             handler.store(assignment, check)
             asks_model = loop_settings(batch) is not None
-            options_only = handler.options_only_check
+            options_only = handler.options_only_check and options_only_enabled()
             transaction.on_commit(lambda: _after_commit(assignment.pk, asks_model, batch.pk, options_only))
     except HitConflict as exc:
         assignment = _keep_as_draft(request, token, fields)

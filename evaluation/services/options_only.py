@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Optional
 
+from django.conf import settings
 from django.db import transaction
 
 from annotation.models import Batch, OptionsOnlyCheck, QAPair, Validation
@@ -25,13 +26,27 @@ FLAG = OPTIONS_ONLY
 """The review flag an item answered from its options alone gives its pair (docs/reference/codes.md)."""
 
 
-@functools.lru_cache(maxsize=1)
+OFF = "off"
+"""The value of ``CROWDQA_OPTIONS_ONLY_MODEL`` that turns the check off."""
+
+
+def enabled() -> bool:
+    """Whether stage-2 submissions get the check (``CROWDQA_OPTIONS_ONLY_MODEL`` is not ``off``)."""
+    return str(getattr(settings, "CROWDQA_OPTIONS_ONLY_MODEL", "")).strip().lower() != OFF
+
+
 def default_backend() -> Any:
-    """The local causal LM that scores the options (SmolLM2-135M unless configured), loaded once per
-    worker process."""
+    """The causal LM that scores the options: ``CROWDQA_OPTIONS_ONLY_MODEL``'s model directory, or the
+    packaged SmolLM2-135M when unset."""
+    return _backend(str(getattr(settings, "CROWDQA_OPTIONS_ONLY_MODEL", "")).strip())
+
+
+@functools.lru_cache(maxsize=1)
+def _backend(model_dir: str) -> Any:
+    """The backend of one model, loaded once per worker process (a changed setting loads the new one)."""
     from evaluation.llm import HFCausalLMBackend
 
-    backend = HFCausalLMBackend()
+    backend = HFCausalLMBackend(model_dir or None)
     backend.load()
     return backend
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,6 +67,13 @@ def eager_celery() -> Iterator[None]:
         yield
     finally:
         app.conf.task_always_eager = old
+
+
+@pytest.fixture
+def no_options_only_check(settings: Any) -> None:
+    """No SciQ options-only check after stage-2 submissions (``CROWDQA_OPTIONS_ONLY_MODEL=off``): tests
+    about other things then load no language model (tests/evaluation/test_options_only.py covers it)."""
+    settings.CROWDQA_OPTIONS_ONLY_MODEL = "off"
 
 
 @pytest.fixture

@@ -22,7 +22,8 @@ from crowd.services.review import ReviewError, unblock_worker
 from tests.crowd.test_gold_items import _stage2_with_items, _work
 from tests.factories import make_worker
 
-pytestmark = pytest.mark.django_db
+# The eager stage-2 submissions here are about gold and attention items, not the options-only check.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_options_only_check")]
 
 
 def test_warning__sent_once_when_first_flagged(

@@ -45,7 +45,8 @@ from tests.factories import make_batch, make_researcher, make_worker
 from worker import hit_links
 from worker.assigning import ClaimRefused, claim_next
 
-pytestmark = pytest.mark.django_db
+# The eager stage-2 submissions here are about gold and attention items, not the options-only check.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_options_only_check")]
 
 REAL_QUESTIONS = 12
 OWN_DISTRACTORS = ("granite pebbles", "sound waves", "iron filings", "table salt", "moonlight")

@@ -118,6 +118,21 @@ def test_after_stage2__each_item_checked_flagged_when_answered_and_shown(
     assert f"<strong>{answered} of 3</strong> checked items answered from the options alone" in page
 
 
+def test_setting_off__no_check_queued_submission_stored(
+    client: Client,
+    records: dict,  # noqa: F811
+    eager_celery: None,
+    django_capture_on_commit_callbacks: Any,
+    small_lm: Any,
+    settings: Any,
+) -> None:
+    settings.CROWDQA_OPTIONS_ONLY_MODEL = " OFF "
+    validations = validate(client, records, django_capture_on_commit_callbacks, 2)
+    assert len(validations) == 2 and not OptionsOnlyCheck.objects.exists()
+    assert not any("options_only" in p.qc_flags for p in QAPair.objects.all())
+    assert options_only_rates(Batch.objects.get(pk=validations[0].assignment.hit.batch_id)) is None
+
+
 def test_flag__kept_when_qc_runs_again_and_released(
     client: Client,
     records: dict,  # noqa: F811
