@@ -61,9 +61,15 @@ def test_request__missing_study_is_not_found(prolific_client) -> None:
 
 
 def test_request__unreachable_server_is_transient() -> None:
-    client = ProlificClient(token="t", base_url="http://127.0.0.1:9/api/v1/", timeout=(0.5, 0.5))
-    with pytest.raises(errors.ProlificTransientError):
+    waits: list[float] = []  # the backoff's waits, recorded instead of slept (up to a minute in all)
+    client = ProlificClient(
+        token="t", base_url="http://127.0.0.1:9/api/v1/", timeout=(0.5, 0.5), sleep=waits.append
+    )
+    with pytest.raises(errors.ProlificTransientError) as info:
         prolific_api.Studies.retrieve(client, "x")
+    assert info.value.never_sent  # refused: the request never reached a server
+    assert len(waits) == client.retries == 8  # every retry of a refused GET was tried, with a backoff
+    assert all(0 <= w <= client.max_wait for w in waits)
 
 
 def test_request__sends_token_header_and_timeout() -> None:
