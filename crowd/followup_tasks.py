@@ -60,8 +60,7 @@ def after_submissions(self: Any, batch_id: int) -> dict[str, Any]:
 
     with followups.draining(batch_id) as held:
         if not held and not self.request.is_eager:
-            wait = min(30.0, followups.DRAIN_RETRY_SECONDS * 2 ** min(self.request.retries, 8))
-            raise self.retry(countdown=wait)
+            raise self.retry(countdown=followups.retry_wait(self.request.retries))
         return followups.drain(batch_id)
 
 

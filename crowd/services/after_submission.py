@@ -51,21 +51,30 @@ def pending(batch_id: int, since: datetime, limit: int = DRAIN_LIMIT) -> list[in
     )
 
 
-def follow_up(assignment_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+def follow_up(assignment_ids: Iterable[int], pending_only: bool = False) -> dict[int, dict[str, Any]]:
     """Follow up the given submissions; returns each one's summary (ids, QC counts, grades).
 
-    Ids of deleted assignments are skipped (their summary says 0 pairs). A submission whose own step
-    (QC, quiz or gold grading) raises is logged and left unmarked; the others go on.
+    Ids of deleted assignments are skipped (their summary says 0 pairs). With ``pending_only``,
+    submissions already followed up are skipped too and left out of the result, which then holds only
+    the submissions this call took up: the batched job reads its ids before it works, and a run of the
+    batch that overlapped it (see :func:`crowd.services.followups.draining`) may have done them since.
+    A submission whose own step (QC, quiz or gold grading) raises is logged and left unmarked; the
+    others go on.
     """
     from annotation.hits import handler_for
 
     ids = list(dict.fromkeys(assignment_ids))
     summaries = {pk: _summary(pk) for pk in ids}
+    assignments = Assignment.objects.filter(pk__in=ids)
+    if pending_only:
+        assignments = assignments.filter(followed_up_at__isnull=True)
     rows = list(
-        Assignment.objects.filter(pk__in=ids).values(
+        assignments.values(
             "pk", "hit_id", "hit__status", "hit__batch_id", "hit__batch__kind", "hit__qa_pair_id"
         )
     )
+    if pending_only:
+        summaries = {row["pk"]: summaries[row["pk"]] for row in rows}
     if not rows:
         return summaries
     open_hits = {row["hit_id"] for row in rows if row["hit__status"] == HIT.Status.OPEN}

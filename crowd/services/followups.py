@@ -22,12 +22,15 @@ Both tasks are idempotent, so a follow-up that was merely slow and runs twice do
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from functools import lru_cache
 from typing import Any, Optional
 
+import redis
 from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
@@ -44,11 +47,16 @@ SWEEP_WINDOW = timedelta(hours=20)
 #: How long the "a run of this batch's follow-up job is queued" mark lives: a message lost before its
 #: run started holds back the batch's next message at most this long (the sweep still covers them).
 QUEUED_MARK_SECONDS = 30
-#: How long one run of a batch's follow-up job may hold its lock (a run takes at most ``DRAIN_LIMIT``
-#: submissions); a run killed while holding it delays the batch's follow-ups at most this long.
+#: How long a run's lock in Redis lives unless renewed: the run renews it every third of this while it
+#: works, so a run killed while holding it delays the batch's follow-ups by at most this long.
+RUNNING_LOCK_SECONDS = 10.0
+#: The lock's lifetime in a shared cache other than Redis, which the run does not renew: long enough
+#: for a run of ``DRAIN_LIMIT`` submissions, and how long a killed run delays its batch's follow-ups.
 RUNNING_MARK_SECONDS = 300
-#: The first wait of a run that finds another run of its batch holding the lock (doubling, up to 30 s).
+#: The first wait of a run that finds another run of its batch holding the lock (doubling, up to
+#: ``DRAIN_RETRY_MAX_SECONDS``, so a run waiting on a dead run's lock starts soon after it expires).
 DRAIN_RETRY_SECONDS = 0.25
+DRAIN_RETRY_MAX_SECONDS = 5.0
 
 
 def time_limit() -> timedelta:
@@ -113,13 +121,77 @@ def queue_batch_followup(batch_id: int, connection: Any = None) -> bool:
     return True
 
 
+def retry_wait(retries: int) -> float:
+    """Seconds a run that found its batch's lock held waits before its ``retries``-th retry."""
+    return min(DRAIN_RETRY_MAX_SECONDS, DRAIN_RETRY_SECONDS * 2 ** min(retries, 8))
+
+
+@lru_cache(maxsize=4)
+def _redis_client(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url)
+
+
+def _lock_redis() -> Optional[redis.Redis]:
+    """The Redis server of the default cache (its first, writable, server), or None for another cache."""
+    config = settings.CACHES.get("default", {})
+    if config.get("BACKEND") != "django.core.cache.backends.redis.RedisCache":
+        return None
+    location = config["LOCATION"]
+    servers = location if isinstance(location, (list, tuple)) else location.split(",")
+    return _redis_client(servers[0].strip())
+
+
 @contextmanager
 def draining(batch_id: int) -> Iterator[bool]:
     """Hold the batch's follow-up lock while the block runs; yields False when another run holds it.
 
-    The lock expires after ``RUNNING_MARK_SECONDS``, so a run killed while holding it delays the
-    batch's follow-ups by at most that long.
+    With the Redis cache the lock is a redis-py :class:`~redis.lock.Lock` of ``RUNNING_LOCK_SECONDS``
+    that a thread of the run renews (``reacquire``, which checks the lock is still the run's own) every
+    third of that while the block runs: a live run keeps its lock however long it works, and a run
+    killed while holding it frees it within ``RUNNING_LOCK_SECONDS``. A run whose renewal failed that
+    long (Redis out of reach, the process stopped) may overlap the next run of its batch: it then skips
+    the submissions the other run marked before it took them up
+    (:func:`~crowd.services.after_submission.follow_up`, ``pending_only``), and one both work on at
+    once is stored the same, every step being idempotent. With another shared cache the lock is a mark
+    of ``RUNNING_MARK_SECONDS``, not renewed.
     """
+    client = _lock_redis()
+    if client is None:
+        yield from _cache_mark(batch_id)
+        return
+    key = cache.make_key(_running_key(batch_id))
+    lock = client.lock(key, timeout=RUNNING_LOCK_SECONDS, blocking=False, thread_local=False)
+    if not lock.acquire():
+        yield False
+        return
+    stop = threading.Event()
+    renewing = threading.Thread(target=_renew, args=(lock, stop), name=f"followups-lock-{batch_id}")
+    renewing.daemon = True
+    renewing.start()
+    try:
+        yield True
+    finally:
+        stop.set()
+        renewing.join()
+        try:
+            lock.release()
+        except redis.exceptions.LockError:
+            logger.warning("the follow-up lock of Batch(%s) expired before its run ended", batch_id)
+
+
+def _renew(lock: redis.lock.Lock, stop: threading.Event) -> None:
+    """Reset ``lock``'s lifetime every third of it until ``stop`` is set or the lock is no longer ours."""
+    while not stop.wait(RUNNING_LOCK_SECONDS / 3):
+        try:
+            lock.reacquire()
+        except redis.exceptions.LockNotOwnedError:
+            logger.warning("the follow-up lock %s expired while its run went on", lock.name)
+            return
+        except redis.exceptions.RedisError:
+            logger.warning("could not renew the follow-up lock %s; trying again", lock.name, exc_info=True)
+
+
+def _cache_mark(batch_id: int) -> Iterator[bool]:
     key, token = _running_key(batch_id), uuid.uuid4().hex
     if not cache.add(key, token, timeout=RUNNING_MARK_SECONDS):
         yield False
@@ -143,12 +215,12 @@ def drain(batch_id: int, now: Optional[Any] = None) -> dict[str, Any]:
     cache.delete(_queued_key(batch_id))
     now = now or timezone.now()
     ids = pending(batch_id, since=now - time_limit(), limit=DRAIN_LIMIT)
-    summaries = follow_up(ids)
+    summaries = follow_up(ids, pending_only=True)
     if len(ids) >= DRAIN_LIMIT:
         queue_batch_followup(batch_id)
     return {
         "batch": batch_id,
-        "submissions": len(ids),
+        "submissions": len(summaries),
         "flagged": sum(1 for s in summaries.values() if s.get("flagged")),
     }
 

@@ -175,3 +175,14 @@ def test_without_batching__one_job_per_submission(settings: Any, monkeypatch: py
     monkeypatch.setattr(after_submission, "apply_async", lambda args, **kw: ids.append((args, kw["task_id"])))
     followups.queue_after_submission(7, batch_id=3)
     assert ids == [([7], "after_submission:7")]
+
+
+def test_follow_up_pending_only__skips_what_another_run_marked() -> None:
+    batch = _sciq_batch()
+    done, fresh = _submitted(batch, "done"), _submitted(batch, "fresh")
+    marked_at = timezone.now() - timedelta(seconds=5)
+    Assignment.objects.filter(pk=done.pk).update(followed_up_at=marked_at)
+    assert list(service.follow_up([done.pk, fresh.pk], pending_only=True)) == [fresh.pk]
+    assert Assignment.objects.get(pk=done.pk).followed_up_at == marked_at  # not done again
+    assert Assignment.objects.get(pk=fresh.pk).followed_up_at is not None
+    assert set(service.follow_up([done.pk])) == {done.pk}  # the per-submission job redoes a retry
