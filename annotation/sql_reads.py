@@ -22,6 +22,10 @@ compares every read with its plain queryset, field by field, on SQLite and Postg
 from __future__ import annotations
 
 import datetime
+import hashlib
+import re
+import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -51,6 +55,11 @@ _PLAIN = (
 
 #: The database backends whose SQL dialect the reads are written in.
 VENDORS = ("postgresql", "sqlite")
+
+#: The statements prepared on each open PostgreSQL session, by its DB-API connection: a new connection
+#: is a new key, and one a pool hands out again keeps its statements, as the session does.
+_PREPARED: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+_PREPARED_LOCK = threading.Lock()
 
 
 def quote(name: str) -> str:
@@ -183,6 +192,7 @@ class SqlRead(Generic[M]):
         if order_by:
             sql += f" ORDER BY {order_by}"
         self._sql = sql.format(**self.aliases)
+        self._params = self._sql.count("%s")
         self._lock_sql = " FOR UPDATE OF t0"
 
     def _add_table(
@@ -217,13 +227,36 @@ class SqlRead(Generic[M]):
             return self._sql + self._lock_sql
         return self._sql  # SQLite has no row locks: its write transactions run one at a time
 
+    def _prepared(self, connection: Any, cursor: Any) -> str:
+        """``EXECUTE`` of the statement prepared on this connection (``PREPARE`` once per connection).
+
+        PostgreSQL plans a statement each time it receives it; planning this one costs more than
+        running it (0.7 ms against 0.1 ms for the signed link's read). A prepared statement is planned
+        once per session (PostgreSQL's ``PREPARE``; it outlives the rollback of its transaction). Its
+        name carries a digest of the SQL, so a changed read is prepared anew.
+        """
+        sql = self.sql(connection)
+        name = f"crowdqa_{hashlib.sha256(sql.encode()).hexdigest()[:20]}"
+        with _PREPARED_LOCK:
+            done = _PREPARED.setdefault(connection.connection, set())
+        if name not in done:
+            numbered = iter(range(1, sql.count("%s") + 1))
+            cursor.execute(f"PREPARE {name} AS " + re.sub("%s", lambda _: f"${next(numbered)}", sql))
+            done.add(name)
+        return f"EXECUTE {name}({', '.join(['%s'] * self._params)})"
+
     def all(self, *params: Any) -> list[M]:
         """Every instance the read finds for ``params``, related objects attached."""
         connection = connections[self.using]
         if self.lock and transaction.get_autocommit(self.using):
             raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
+        if len(params) != self._params:
+            raise TypeError(f"the read takes {self._params} value(s), not {len(params)}")
         with connection.cursor() as cursor:
-            cursor.execute(self.sql(connection), params)
+            if connection.vendor == "postgresql":
+                cursor.execute(self._prepared(connection, cursor), params)
+            else:
+                cursor.execute(self.sql(connection), params)
             rows = cursor.fetchall()
         return [self._instance(row, connection) for row in rows]
 

@@ -9,18 +9,19 @@ fails here.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
-from django.db import connection, models, transaction
+from django.db import OperationalError, connection, models, transaction
 from django.db.models import Model
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 
 from annotation.hits.sciq_question import offered_passages
-from annotation.models import HIT, Assignment, Passage
+from annotation.models import HIT, Assignment, Batch, Passage
 from annotation.sql_reads import SqlRead, _converter
-from crowd.models import Consent
+from crowd.models import Consent, Worker
 from tests.factories import make_assignment, make_batch, make_document, make_textbook, make_worker
 from tests.threads import run_in_threads, skip_unless_threads_share_the_database
 from worker import hit_links
@@ -126,14 +127,64 @@ def test_link_read__unknown_id_is_404_and_one_statement_per_read() -> None:
         hit_links.assignment_for(token)
 
 
-def test_locked_read__takes_the_row_lock() -> None:
+def test_locked_read__equals_the_plain_queryset() -> None:
     assignment = _rich_assignment(with_document=False)
     token = hit_links.token_for(assignment)
-    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+    with transaction.atomic():
         _assert_same(hit_links.assignment_for(token, lock=True), _plain(assignment.pk))
-    if connection.vendor == "postgresql":  # the assignment's row only, not the HIT's or the batch's
-        sql = queries[0]["sql"]
-        assert 'FROM "annotation_assignment" t0 ' in sql and sql.endswith(" FOR UPDATE OF t0")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_locked_read__locks_the_assignment_row_only() -> None:
+    """Another session cannot lock the assignment meanwhile, but can lock its HIT, batch and worker."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite has no row locks: its write transactions run one at a time")
+    assignment = _rich_assignment(with_document=True)
+    token = hit_links.token_for(assignment)
+    held, done = threading.Event(), threading.Event()
+    found: dict[str, bool] = {}
+
+    def holder() -> None:
+        with transaction.atomic():
+            hit_links.assignment_for(token, lock=True)
+            held.set()
+            done.wait(timeout=30)
+
+    def other() -> None:
+        held.wait(timeout=30)
+        for name, rows in [
+            ("assignment", Assignment.objects.filter(pk=assignment.pk)),
+            ("hit", HIT.objects.filter(pk=assignment.hit_id)),
+            ("batch", Batch.objects.filter(pk=assignment.hit.batch_id)),
+            ("worker", Worker.objects.filter(pk=assignment.worker_id)),
+        ]:
+            try:
+                with transaction.atomic():
+                    list(rows.select_for_update(nowait=True))
+                found[name] = True
+            except OperationalError:
+                found[name] = False
+        done.set()
+
+    run_in_threads(lambda role: role(), [(holder,), (other,)])
+    assert found == {"assignment": False, "hit": True, "batch": True, "worker": True}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_postgresql_plans_the_read_once_per_session() -> None:
+    """The read is prepared once per connection, then executed by name with the value."""
+    if connection.vendor != "postgresql":
+        pytest.skip("a PostgreSQL prepared statement")
+    assignment = _rich_assignment(with_document=False)
+    token = hit_links.token_for(assignment)
+    hit_links.assignment_for(token)
+    with CaptureQueriesContext(connection) as queries:
+        hit_links.assignment_for(token)
+    assert [q["sql"].split("(")[0].split()[0] for q in queries] == ["EXECUTE"]
+    connection.close()  # a new session holds no prepared statement: prepared again
+    with CaptureQueriesContext(connection) as queries:
+        _assert_same(hit_links.assignment_for(token), _plain(assignment.pk))
+    assert [q["sql"].split()[0] for q in queries][:2] == ["PREPARE", "EXECUTE"]
 
 
 @pytest.mark.django_db(transaction=True)
