@@ -82,6 +82,13 @@ def memory_mb(pid: int) -> dict[str, float]:
     }
 
 
+def server_memory(master: int) -> tuple[list[dict[str, float]], float]:
+    """Each worker's :func:`memory_mb` under a server's master, and the PSS of the master and its
+    workers together (the memory the whole server holds)."""
+    workers = [memory_mb(p) for p in children(master)]
+    return workers, memory_mb(master)["pss"] + sum(w["pss"] for w in workers)
+
+
 def wait_ready(url: str, seconds: float = 120.0) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:

@@ -3,8 +3,11 @@ per second and the CPU each completed HIT cost, with crowdqa measured as deploye
 
 Three systems serve the same SciQ question HITs (three real ~80-word SciQ passages, a choice among them,
 a question and its answer), each from its own PostgreSQL database on the same server, each with 4
-gunicorn sync workers bound to 127.0.0.1 with DEBUG off: crowdqa with its Celery worker on the same
-machine (Redis broker) consuming every after-submission job; Turkle with Django's default
+gunicorn worker processes (``--web-workers``) bound to 127.0.0.1 with DEBUG off: crowdqa as deployed
+(``-c gunicorn.conf.py``: ``gthread`` workers with ``GUNICORN_THREADS`` threads each, 16 by default, the
+application preloaded in the master; ``--crowdqa-env`` changes that, e.g. ``GUNICORN_PRELOAD=0``) with
+its Celery worker on the same machine (Redis broker) consuming every after-submission job; Turkle with
+gunicorn's default ``sync`` workers (one request at a time per worker) and Django's default
 ``CONN_MAX_AGE=0`` (a database connection per request); and Turkle with persistent connections
 (``CONN_MAX_AGE=600``, as crowdqa has). Every virtual user (locust, ``benchmarks/load_users.py``) is a
 worker holding more claimed HITs than it can do in a round: it opens a HIT's page, submits the passage's
@@ -15,7 +18,9 @@ queued has run (the drain's time and CPU count). Per round the script prints p50
 the submit, the completed HITs per second, and the CPU per completed HIT of the web workers, the Celery
 worker, the PostgreSQL server (backends that ended included), the load generator and the whole machine
 (``/proc``, :class:`CpuMeter`); then the paired per-round ratios of crowdqa against each Turkle, the
-resident memory of the web and Celery workers after the load, and whether every acknowledged
+memory of the web workers when ready and after the load (RSS, PSS and USS, see
+``load_processes.memory_mb``: with a preloaded application RSS counts the pages a worker shares with the
+others, PSS charges each sharer 1/n of them) and of the Celery worker, and whether every acknowledged
 submission is stored.
 
 "Page" is what a worker waits for before seeing the HIT: crowdqa's signed link (one request); Turkle's
@@ -63,6 +68,7 @@ from load_processes import (
     postmaster_pid,
     recreate_databases,
     rss_mb,
+    server_memory,
     start,
     wait_ready,
 )
@@ -199,6 +205,35 @@ def start_celery(stack: ExitStack, env: dict[str, str], work: Path, concurrency:
     return worker
 
 
+def crowdqa_web_config(env: dict[str, str], workers: int) -> str:
+    """What crowdqa's gunicorn runs, read from ``gunicorn.conf.py`` under ``env``."""
+    import runpy
+
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        conf = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    worker_class = "sync" if "-k sync" in env.get("GUNICORN_CMD_ARGS", "") else conf["worker_class"]
+    threads = f" x {conf['threads']} threads" if worker_class == "gthread" else ""
+    preload = "preloaded" if conf.get("preload_app") else "not preloaded"
+    return f"{workers} gunicorn {worker_class} workers{threads} ({preload})"
+
+
+Memory = tuple[list[dict[str, float]], float]
+
+
+def describe_memory(start: Memory, after: Memory) -> str:
+    parts = []
+    for key in ("rss", "pss", "uss"):
+        before_values = ", ".join(f"{w[key]:.0f}" for w in start[0])
+        after_values = ", ".join(f"{w[key]:.0f}" for w in after[0])
+        parts.append(f"{key.upper()} {before_values} -> {after_values}")
+    return "; ".join(parts) + f"; server PSS {start[1]:.0f} -> {after[1]:.0f}"
+
+
 def print_results(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> None:
     """Per-round figures of each system, then the paired ratios against each Turkle."""
     print(
@@ -253,6 +288,13 @@ def main() -> None:
     parser.add_argument("--wait", type=float, default=0.0, help="think time between requests, seconds")
     parser.add_argument("--web-workers", type=int, default=4)
     parser.add_argument("--celery-workers", type=int, default=2, help="crowdqa's Celery pool processes")
+    parser.add_argument(
+        "--crowdqa-env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="environment of crowdqa's gunicorn (repeat): GUNICORN_THREADS, GUNICORN_PRELOAD=0, ...",
+    )
     parser.add_argument("--data", type=Path, default=None, help="SciQ folder (default: shared data)")
     parser.add_argument("--keep", action="store_true", help="keep the databases afterwards")
     args = parser.parse_args()
@@ -330,13 +372,15 @@ def main() -> None:
         crowdqa_env["REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
         celery = start_celery(stack, crowdqa_env, work, args.celery_workers)
         ports = {s: free_port() for s in SYSTEMS}
+        web_env = dict(a.split("=", 1) for a in args.crowdqa_env)
+        crowdqa_web = crowdqa_web_config({**crowdqa_env, **web_env}, args.web_workers)
         masters = {
             "crowdqa": start(
                 stack,
                 [sys.executable, "-m", "gunicorn", "config.wsgi:application", "-c", "gunicorn.conf.py"]
                 + ["-b", f"127.0.0.1:{ports['crowdqa']}", "-w", str(args.web_workers)],
                 ROOT,
-                crowdqa_env,
+                {**crowdqa_env, **web_env},
                 work / "crowdqa.log",
             ),
         }
@@ -354,7 +398,7 @@ def main() -> None:
         for turkle in TURKLES:
             wait_ready(hosts[turkle] + "/login/")
         time.sleep(2)
-        start_rss = {s: [rss_mb(p) for p in children(m.pid)] for s, m in masters.items()}
+        start_memory = {s: server_memory(m.pid) for s, m in masters.items()}
 
         def drain(number: int) -> None:
             deadline = time.monotonic() + 900
@@ -397,25 +441,20 @@ def main() -> None:
                 )
                 if number:
                     results[system].append(result)
-        after_rss = {s: [rss_mb(p) for p in children(m.pid)] for s, m in masters.items()}
+        after_memory = {s: server_memory(m.pid) for s, m in masters.items()}
         celery_rss = [rss_mb(celery.pid)] + [rss_mb(p) for p in children(celery.pid)]
 
         print()
         print(
             f"{args.users} users, {args.seconds:.0f} s rounds, "
-            f"{args.web_workers} gunicorn sync workers each, "
+            f"crowdqa {crowdqa_web}, Turkle {args.web_workers} gunicorn sync workers, "
             f"crowdqa's Celery worker with {args.celery_workers} processes on the same machine, "
             f"PostgreSQL {parts.hostname}:{parts.port}, {args.rounds} counted rounds, order rotated"
         )
         print_results(results, args)
+        print("web workers' memory, MB, at start -> after the load (each worker; whole server: PSS summed)")
         for system in SYSTEMS:
-            print(
-                f"{system} web workers RSS: at start "
-                + ", ".join(f"{v:.0f}" for v in start_rss[system])
-                + " MB; after load "
-                + ", ".join(f"{v:.0f}" for v in after_rss[system])
-                + " MB"
-            )
+            print(f"  {system}: " + describe_memory(start_memory[system], after_memory[system]))
         print("crowdqa Celery worker RSS after load: " + ", ".join(f"{v:.0f}" for v in celery_rss) + " MB")
         acknowledged = {
             s: {f"round-{n}": len(r["times"].get("submit", [])) for n, r in enumerate(results[s], start=1)}

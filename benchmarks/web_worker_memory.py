@@ -37,7 +37,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from load_crowdqa_setup import sciq_items, setup_crowdqa
-from load_processes import children, free_port, memory_mb, recreate_databases, start, wait_ready
+from load_processes import free_port, recreate_databases, server_memory, start, wait_ready
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -55,12 +55,6 @@ def percentile(values: list[float], q: float) -> float:
     if not ordered:
         return float("nan")
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered) + 0.5) - 1))]
-
-
-def server_memory(master: int) -> tuple[list[dict[str, float]], float]:
-    """Each worker's memory, and the PSS of the master and its workers together."""
-    workers = [memory_mb(p) for p in children(master)]
-    return workers, memory_mb(master)["pss"] + sum(w["pss"] for w in workers)
 
 
 def main() -> None:
