@@ -16,6 +16,9 @@ submission or approval is ``CROWDQA_FOLLOWUP_TIME_LIMIT`` seconds old:
 - every accepted question with no stage-2 HIT whose job has no result row in the Celery result
   backend, or a ``STARTED`` one older than the time limit.
 
+With :func:`batching` it also queues a run of the batched job for each batch with a submission pending
+for ``STALLED_SECONDS`` (a run killed mid-run, and no later submission of the batch to queue the next).
+
 Both tasks are idempotent, so a follow-up that was merely slow and runs twice does no harm.
 """
 
@@ -57,6 +60,10 @@ RUNNING_MARK_SECONDS = 300
 #: ``DRAIN_RETRY_MAX_SECONDS``, so a run waiting on a dead run's lock starts soon after it expires).
 DRAIN_RETRY_SECONDS = 0.25
 DRAIN_RETRY_MAX_SECONDS = 5.0
+#: With :func:`batching`, a submission still pending this long (its run's worker was killed and no later
+#: submission of its batch queued another run) gets its batch a run from the sweep, well before
+#: ``CROWDQA_FOLLOWUP_TIME_LIMIT``; in a long queue, at most one extra message per batch per sweep.
+STALLED_SECONDS = 60
 
 
 def time_limit() -> timedelta:
@@ -247,9 +254,24 @@ def lost(task_ids: dict[str, int], now: Any) -> list[int]:
 
 
 def requeue_lost_followups(now: Optional[Any] = None, connection: Any = None) -> dict[str, list[int]]:
-    """Re-queue every follow-up a killed worker lost; returns the assignment and pair ids re-queued."""
+    """Re-queue every follow-up a killed worker lost; returns the assignment and pair ids re-queued, and
+    the batches given a run of their batched job for submissions pending ``STALLED_SECONDS``."""
     now = now or timezone.now()
     settled = now - time_limit()
+    stalled: list[int] = []
+    if batching():
+        stalled = list(
+            Assignment.objects.filter(
+                submitted_at__gte=settled,
+                submitted_at__lt=now - timedelta(seconds=STALLED_SECONDS),
+                followed_up_at__isnull=True,
+            )
+            .order_by("hit__batch_id")
+            .values_list("hit__batch_id", flat=True)
+            .distinct()
+        )
+        for batch_id in stalled:
+            queue_batch_followup(batch_id, connection=connection)
     assignments = list(
         Assignment.objects.filter(
             submitted_at__gte=now - SWEEP_WINDOW, submitted_at__lt=settled, followed_up_at__isnull=True
@@ -273,6 +295,11 @@ def requeue_lost_followups(now: Optional[Any] = None, connection: Any = None) ->
         queue_after_submission(pk, connection=connection)
     for pk in pairs:
         queue_validation_hit(pk, connection=connection)
-    if assignments or pairs:
-        logger.warning("re-queued lost follow-ups: assignments %s, stage-2 pairs %s", assignments, pairs)
-    return {"assignments": assignments, "pairs": pairs}
+    if assignments or pairs or stalled:
+        logger.warning(
+            "re-queued lost follow-ups: assignments %s, stage-2 pairs %s, batched runs of batches %s",
+            assignments,
+            pairs,
+            stalled,
+        )
+    return {"assignments": assignments, "pairs": pairs, "batches": stalled}

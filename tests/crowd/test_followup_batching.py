@@ -186,3 +186,20 @@ def test_follow_up_pending_only__skips_what_another_run_marked() -> None:
     assert Assignment.objects.get(pk=done.pk).followed_up_at == marked_at  # not done again
     assert Assignment.objects.get(pk=fresh.pk).followed_up_at is not None
     assert set(service.follow_up([done.pk])) == {done.pk}  # the per-submission job redoes a retry
+
+
+def test_sweep__a_batch_with_a_stalled_submission_gets_a_run(sent: list[list[int]]) -> None:
+    batch, quiet, other = _sciq_batch("b"), _sciq_batch("quiet"), _sciq_batch("other")
+    stalled = _submitted(batch, "stalled", minutes_ago=2)  # its run's worker was killed
+    _submitted(quiet, "fresh")  # its run is on its way
+    _submitted(other, "done", minutes_ago=2, followed_up_at=timezone.now())
+    lost = _submitted(batch, "lost", minutes_ago=11)  # past the time limit: queued on its own too
+
+    requeued = followups.requeue_lost_followups()
+    assert requeued["batches"] == [batch.pk] and requeued["assignments"] == [lost.pk]
+    assert sent == [[batch.pk]]
+    assert followups.requeue_lost_followups()["batches"] == [batch.pk]
+    assert sent == [[batch.pk]]  # its run is still queued: no second message
+    followups.drain(batch.pk)
+    assert Assignment.objects.get(pk=stalled.pk).followed_up_at is not None
+    assert followups.requeue_lost_followups()["batches"] == []

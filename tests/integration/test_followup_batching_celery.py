@@ -5,7 +5,8 @@ Real SciQ passages and questions go through the HIT pages; every submission ends
 once (marked, its HIT completed, its QC flags stored, one ``submission.received`` webhook delivered),
 with far fewer job messages than submissions. A worker killed with -9 while its run holds the batch's
 lock frees it within ``RUNNING_LOCK_SECONDS`` (the run renews it while it works), so a fresh worker
-follows up what the dead run left within seconds, not after a five-minute expiry or the sweep.
+follows up what the dead run left within seconds of the next submission of the batch (or of the
+sweep's run, when none comes), not after a five-minute expiry or the sweep's time limit.
 
 "Exactly once" is counted from the workers' own logs: each run logs how many submissions it followed
 up, and their sum equals the number of submissions.
@@ -18,6 +19,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ import redis as redis_client
 from celery import signals
 from django.core.cache import cache
 from django.test import Client
+from django.utils import timezone
 
 from annotation.importers.mcq import MCQRow
 from annotation.models import HIT, Assignment, Batch, QAPair
@@ -150,7 +153,8 @@ def _assert_each_followed_up_once(
 ) -> None:
     ids = {a.pk for a in submitted}
     assert not Assignment.objects.filter(pk__in=ids, followed_up_at__isnull=True).exists()
-    assert not HIT.objects.filter(batch=batch).exclude(status=HIT.Status.COMPLETED).exists()
+    hits = HIT.objects.filter(batch=batch, pk__in={a.hit_id for a in submitted})
+    assert not hits.exclude(status=HIT.Status.COMPLETED).exists()
     # A run logs its count once it has emitted its events, just after it marked its submissions.
     _wait_for(lambda: sum(_runs(logs)) >= len(ids), timeout=10)
     assert sum(_runs(logs)) == len(ids), _runs(logs)  # no submission followed up twice
@@ -193,7 +197,9 @@ def test_batched_followups__a_real_worker_follows_up_each_submission_once(
     assert 1 <= messages <= len(submitted) // 2, (messages, runs)
 
 
+@pytest.mark.parametrize("then", ["more submissions", "the sweep"])
 def test_batched_followups__a_run_killed_holding_the_lock__a_fresh_worker_resumes_within_seconds(
+    then: str,
     shared_redis: str,
     shared_data: Callable[[str], Path],
     celery_worker_process: Any,
@@ -217,20 +223,28 @@ def test_batched_followups__a_run_killed_holding_the_lock__a_fresh_worker_resume
         assert locks.pttl(lock_key) > 1000 * followups.RUNNING_LOCK_SECONDS / 2
         doomed.send_signal(signal.SIGKILL)
         doomed.wait(timeout=10)
-        killed = time.monotonic()
+        since = time.monotonic()  # the kill
     assert not Assignment.objects.filter(followed_up_at__isnull=False).exists()
 
-    # The crowd goes on submitting: the first of these queues a run (the dead run dropped the mark),
-    # which waits on the dead run's lock; a fresh worker follows up all of them.
-    submitted += [_submit(client, batch, f"w{i}", records, i) for i in range(12, 24)]
+    if then == "more submissions":
+        # The crowd goes on submitting: the first of these queues a run (the dead run dropped the
+        # mark), which waits on the dead run's lock; a fresh worker follows up all of them.
+        submitted += [_submit(client, batch, f"w{i}", records, i) for i in range(12, 24)]
+    else:
+        # Nobody submits any more: the beat's sweep, once the submissions are STALLED_SECONDS old,
+        # queues the batch a run (long before the time limit, after which it queues each on its own).
+        later = timezone.now() + timedelta(seconds=followups.STALLED_SECONDS + 1)
+        requeued = followups.requeue_lost_followups(now=later)
+        assert requeued == {"assignments": [], "pairs": [], "batches": [batch.pk]}
+        since = time.monotonic()  # the sweep's run is queued
     assert published.count(TASK) == 2
     celery_worker_process("default", "rescuer", shared_redis)
     done = lambda: not Assignment.objects.filter(followed_up_at__isnull=True).exists()  # noqa: E731
     assert _wait_for(done, timeout=followups.RUNNING_LOCK_SECONDS + 30), (
         tmp_path / "rescuer.log"
     ).read_text()[-3000:]
-    resumed = time.monotonic() - killed
-    print(f"followed up {len(submitted)} submissions {resumed:.1f} s after the kill")
+    resumed = time.monotonic() - since
+    print(f"then {then}: followed up {len(submitted)} submissions {resumed:.1f} s later")
     assert resumed < followups.RUNNING_LOCK_SECONDS + 20
     _assert_each_followed_up_once(
         batch, submitted, [tmp_path / "doomed.log", tmp_path / "rescuer.log"], receiver
