@@ -170,21 +170,30 @@ def test_locked_read__locks_the_assignment_row_only() -> None:
     assert found == {"assignment": False, "hit": True, "batch": True, "worker": True}
 
 
+def _prepared_here() -> set[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM pg_prepared_statements WHERE name LIKE 'crowdqa_%%'")
+        return {name for (name,) in cursor.fetchall()}
+
+
 @pytest.mark.django_db(transaction=True)
 def test_postgresql_plans_the_read_once_per_session() -> None:
-    """The read is prepared once per connection, then executed by name with the value."""
+    """The read is prepared once per connection, then executed by name: one statement per read."""
     if connection.vendor != "postgresql":
         pytest.skip("a PostgreSQL prepared statement")
     assignment = _rich_assignment(with_document=False)
     token = hit_links.token_for(assignment)
-    hit_links.assignment_for(token)
-    with CaptureQueriesContext(connection) as queries:
-        hit_links.assignment_for(token)
-    assert [q["sql"].split("(")[0].split()[0] for q in queries] == ["EXECUTE"]
-    connection.close()  # a new session holds no prepared statement: prepared again
-    with CaptureQueriesContext(connection) as queries:
-        _assert_same(hit_links.assignment_for(token), _plain(assignment.pk))
-    assert [q["sql"].split()[0] for q in queries][:2] == ["PREPARE", "EXECUTE"]
+    connection.close()
+    assert _prepared_here() == set()  # a new session
+    for _ in range(2):
+        with CaptureQueriesContext(connection) as queries:
+            _assert_same(hit_links.assignment_for(token), _plain(assignment.pk))
+        assert [q["sql"].split()[0] for q in queries][:1] == ["EXECUTE"]
+        assert len(_prepared_here()) == 1
+    connection.close()
+    assert _prepared_here() == set()
+    hit_links.assignment_for(token)  # prepared again in the new session
+    assert len(_prepared_here()) == 1
 
 
 @pytest.mark.django_db(transaction=True)
