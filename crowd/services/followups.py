@@ -182,8 +182,8 @@ def draining(batch_id: int) -> Iterator[bool]:
         renewing.join()
         try:
             lock.release()
-        except redis.exceptions.LockError:
-            logger.warning("the follow-up lock of Batch(%s) expired before its run ended", batch_id)
+        except redis.exceptions.RedisError:  # LockError too: it expired before the run ended
+            logger.warning("could not release the follow-up lock of Batch(%s)", batch_id, exc_info=True)
 
 
 def _renew(lock: redis.lock.Lock, stop: threading.Event) -> None:

@@ -271,6 +271,8 @@ def test_draining__a_live_run_keeps_its_lock__a_dead_one_frees_it(
     time.sleep(0.8)
     with followups.draining(1) as freed:
         assert freed
+        locks.delete(cache.make_key("followups:running:1"))  # it expired while the run went on
+    assert not locks.exists(cache.make_key("followups:running:1"))  # and ending the run is quiet
 
 
 def test_drain__a_run_whose_lock_expired_mid_run_does_not_redo_what_the_next_run_did(
