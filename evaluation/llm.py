@@ -12,6 +12,7 @@ Baselines (zero-shot, RAG, CoT, SFT), the Fact-QA judge and the entailment evalu
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import logging
@@ -212,6 +213,33 @@ def smollm2_location() -> tuple[Path, str]:
     return directory, SMOLLM2_GGUF
 
 
+def gguf_tokenizer_and_config(model_dir: str | Path, gguf_file: str) -> tuple[Any, Any]:
+    """A GGUF model's tokenizer and config, each a private copy of what this process parsed once.
+
+    Why: transformers parses the whole GGUF file for the tokenizer, again for the config and again for
+    the weights (for SmolLM2 most of a minute each on a busy CPU); the first two never change, so a
+    process that loads the model again (a worker's next job, the SFT baseline's base model) parses it
+    only for the weights. The file's size and modification time are part of the key: a replaced file is
+    read again.
+    """
+    import copy
+
+    path = Path(model_dir) / gguf_file
+    stat = path.stat()
+    tokenizer, config = _parsed_gguf(str(model_dir), gguf_file, stat.st_size, stat.st_mtime_ns)
+    return copy.deepcopy(tokenizer), copy.deepcopy(config)
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed_gguf(model_dir: str, gguf_file: str, size: int, mtime_ns: int) -> tuple[Any, Any]:
+    """Parse a GGUF model's tokenizer and config (``size``/``mtime_ns`` only key the cache)."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir, gguf_file=gguf_file)
+    config = AutoConfig.from_pretrained(model_dir, gguf_file=gguf_file)
+    return tokenizer, config
+
+
 class HFCausalLMBackend:
     """A local Hugging Face causal LM; the default is SmolLM2-135M-Instruct (GGUF, CPU)."""
 
@@ -263,7 +291,11 @@ class HFCausalLMBackend:
 
             kwargs: dict[str, Any] = {"gguf_file": self.gguf_file} if self.gguf_file else {}
             logger.info("loading causal LM %s %s", self.model_dir, self.gguf_file or "")
-            self._tokenizer = AutoTokenizer.from_pretrained(self.model_dir, **kwargs)
+            if self.gguf_file and self.model_dir:
+                self._tokenizer, config = gguf_tokenizer_and_config(self.model_dir, self.gguf_file)
+                kwargs["config"] = config
+            else:
+                self._tokenizer = AutoTokenizer.from_pretrained(self.model_dir, **kwargs)
             self._model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=torch.float32, **kwargs)
             if self.adapter_dir:
                 from peft import PeftModel

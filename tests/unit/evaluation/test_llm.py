@@ -129,3 +129,43 @@ def test_hf_chat__assistant_prefill_is_continued_and_returned() -> None:
     plain = backend.render(messages[:1])
     assert plain.endswith("<|im_start|>assistant\n") and "Score:" not in plain
     assert backend.chat(messages[:1]) == "3/4"
+
+
+def test_gguf_tokenizer_and_config__parsed_once_per_file_version_each_caller_a_private_copy(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    import transformers
+
+    from evaluation import llm
+
+    parsed: list[str] = []
+
+    def parse(kind: str):  # noqa: ANN202 - a from_pretrained stand-in that counts the parses
+        def from_pretrained(model_dir: str, gguf_file: str) -> dict:
+            parsed.append(kind)
+            return {
+                "kind": kind,
+                "file": gguf_file,
+                "size": os.path.getsize(os.path.join(model_dir, gguf_file)),
+            }
+
+        return from_pretrained
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", parse("tokenizer"))
+    monkeypatch.setattr(transformers.AutoConfig, "from_pretrained", parse("config"))
+    llm._parsed_gguf.cache_clear()
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"v1")
+    first_tokenizer, first_config = llm.gguf_tokenizer_and_config(tmp_path, "m.gguf")
+    second_tokenizer, _ = llm.gguf_tokenizer_and_config(str(tmp_path), "m.gguf")
+    assert parsed == ["tokenizer", "config"]  # the second load parsed nothing
+    assert second_tokenizer == first_tokenizer and second_tokenizer is not first_tokenizer
+    first_tokenizer["kind"] = "changed by its caller"
+    assert llm.gguf_tokenizer_and_config(tmp_path, "m.gguf")[0]["kind"] == "tokenizer"
+
+    model.write_bytes(b"version 2")  # a replaced file is parsed again
+    tokenizer, config = llm.gguf_tokenizer_and_config(tmp_path, "m.gguf")
+    assert parsed == ["tokenizer", "config"] * 2 and tokenizer["size"] == config["size"] == 9
+    llm._parsed_gguf.cache_clear()
