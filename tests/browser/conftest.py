@@ -68,6 +68,18 @@ def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]
     return {**browser_context_args, "viewport": LAPTOP, "reduced_motion": "reduce"}
 
 
+@pytest.fixture(autouse=True)
+def no_options_only_check(settings: Any) -> None:
+    """No SciQ options-only check after stage-2 submissions in browser tests (``off``).
+
+    The pages' tests run Celery eagerly, inside the live server's request: the check would load SmolLM2
+    there, far past a page's wait, and while it ran Celery's process-wide "no result.get() inside a task"
+    flag would stay set for later tests that wait on a real worker. tests/evaluation/test_options_only.py
+    covers the check itself.
+    """
+    settings.CROWDQA_OPTIONS_ONLY_MODEL = "off"
+
+
 @pytest.fixture
 def artifacts_dir() -> Path:
     """Where screenshots go (kept by CI)."""

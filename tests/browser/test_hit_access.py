@@ -189,19 +189,8 @@ def open_hit(page: Page, live_server: Any, assignment: Assignment, screen: str) 
 
 @pytest.mark.parametrize("screen", list(SCREENS))
 def test_sciq_hits__keyboard_only(
-    page: Page,
-    live_server: Any,
-    shared_data: Any,
-    artifacts_dir: Path,
-    eager_celery: None,
-    settings: Any,
-    screen: str,
+    page: Page, live_server: Any, shared_data: Any, artifacts_dir: Path, eager_celery: None, screen: str
 ) -> None:
-    # Eager Celery runs the stage-2 submission's jobs inside the live server's request, and the
-    # options-only check (tests/evaluation/test_options_only.py) would load SmolLM2 there, well past the
-    # page's 5 s wait; while it runs, Celery's process-wide "no result.get() inside a task" flag is set,
-    # which later tests that wait on a real worker's result then trip over.
-    settings.CROWDQA_OPTIONS_ONLY_MODEL = "off"
     records = load_passages(shared_data("sciq"), 6)
     batch = create_batch(BatchSpec(kind="sciq_question", corpus=CORPUS, limit=2))
     batch.publish()
