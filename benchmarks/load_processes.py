@@ -89,6 +89,19 @@ def server_memory(master: int) -> tuple[list[dict[str, float]], float]:
     return workers, memory_mb(master)["pss"] + sum(w["pss"] for w in workers)
 
 
+def start_redis(stack: ExitStack, work: Path) -> str:
+    """A throw-away Redis of the run's own (no persistence) on a free port; returns its URL."""
+    port = free_port()
+    start(
+        stack,
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        work,
+        dict(os.environ),
+        work / "redis.log",
+    )
+    return f"redis://127.0.0.1:{port}/0"
+
+
 def wait_ready(url: str, seconds: float = 120.0) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:

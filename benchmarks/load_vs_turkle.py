@@ -70,6 +70,7 @@ from load_processes import (
     rss_mb,
     server_memory,
     start,
+    start_redis,
     wait_ready,
 )
 
@@ -360,16 +361,7 @@ def main() -> None:
             for number in range(total_rounds):
                 (out / f"turkle-{number}.json").rename(work / f"{turkle}-{number}.json")
 
-        redis_port = free_port()
-        start(
-            stack,
-            ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", ""]
-            + ["--appendonly", "no"],
-            work,
-            dict(os.environ),
-            work / "redis.log",
-        )
-        crowdqa_env["REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
+        crowdqa_env["REDIS_URL"] = start_redis(stack, work)
         celery = start_celery(stack, crowdqa_env, work, args.celery_workers)
         ports = {s: free_port() for s in SYSTEMS}
         web_env = dict(a.split("=", 1) for a in args.crowdqa_env)

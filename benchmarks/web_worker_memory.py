@@ -37,7 +37,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from load_crowdqa_setup import sciq_items, setup_crowdqa
-from load_processes import free_port, recreate_databases, server_memory, start, wait_ready
+from load_processes import free_port, recreate_databases, server_memory, start, start_redis, wait_ready
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -102,16 +102,7 @@ def main() -> None:
         items = sciq_items(data, args.users * args.hits * 3, at_least=args.users * 3)
         print(f"creating {args.users * args.hits} HITs and claims for each of {len(configs)} rounds ...")
         setup_crowdqa(len(configs), args.users, args.hits, items, work)
-        redis_port = free_port()
-        start(
-            stack,
-            ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", ""]
-            + ["--appendonly", "no"],
-            work,
-            dict(os.environ),
-            work / "redis.log",
-        )
-        env["REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
+        env["REDIS_URL"] = start_redis(stack, work)
         print(
             "| configuration | worker RSS MB at start -> after | worker USS MB at start -> after | "
             "server PSS MB at start -> after | page p50 / p95 ms | submit p50 / p95 ms | submits | load |"
