@@ -219,18 +219,23 @@ def test_submission__every_pair_gets_its_check(
     assert f"Model {checks[0].get_verdict_display().lower()} (lexical {checks[0].score:.2f})" in review
 
 
-def test_launch_batch__sets_the_option_for_syllabus_batches_only(
-    shared_data: Callable[[str], Path], tmp_path: Path, settings: Any
-) -> None:
-    claimed_hit(shared_data("syllabusqa"), tmp_path, settings, Batch.Kind.SYLLABUS_QA)
+def launch_loop_batch(*options: str) -> Batch:
+    """``launch_batch`` of one local syllabus QA HIT with ``options`` (the model-in-the-loop flags)."""
     out = io.StringIO()
     call_command(
         "launch_batch",
         *("--kind", "syllabus_qa", "--provider", "local", "--corpus", CORPUS, "--limit", "1"),
-        *("--model-in-the-loop", "show", "--model-judge", "rouge_l"),
+        *options,
         stdout=out,
     )
-    batch = Batch.objects.get(pk=json.loads(out.getvalue().strip().splitlines()[-1])["batch"])
+    return Batch.objects.get(pk=json.loads(out.getvalue().strip().splitlines()[-1])["batch"])
+
+
+def test_launch_batch__sets_the_option_for_syllabus_batches_only(
+    shared_data: Callable[[str], Path], tmp_path: Path, settings: Any
+) -> None:
+    claimed_hit(shared_data("syllabusqa"), tmp_path, settings, Batch.Kind.SYLLABUS_QA)
+    batch = launch_loop_batch("--model-in-the-loop", "show", "--model-judge", "rouge_l")
     assert batch.options["model_in_the_loop"] == {
         "mode": "show",
         "system": "search",

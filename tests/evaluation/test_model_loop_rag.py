@@ -31,8 +31,8 @@ from evaluation.llm import HFCausalLMBackend
 from evaluation.model_in_the_loop import FOOLED, MATCHED, check_pair, system_version
 from evaluation.schema import INSUFFICIENT_ANSWER
 from evaluation.services.model_checks import fooled_rates, loop_settings, record_submission
-from tests.annotation.test_syllabus_hit import CORPUS, claimed_hit, form_fields, import_one_syllabus
-from tests.evaluation.test_model_checks import ask
+from tests.annotation.test_syllabus_hit import claimed_hit, form_fields, import_one_syllabus
+from tests.evaluation.test_model_checks import ask, launch_loop_batch
 from tests.tiny_llm import tiny_llama
 
 pytestmark = pytest.mark.django_db
@@ -209,14 +209,7 @@ def test_launch_batch__model_system_rag(
     shared_data: Callable[[str], Path], tmp_path: Path, settings: Any
 ) -> None:
     claimed_hit(shared_data("syllabusqa"), tmp_path, settings, Batch.Kind.SYLLABUS_QA)
-    out = io.StringIO()
-    call_command(
-        "launch_batch",
-        *("--kind", "syllabus_qa", "--provider", "local", "--corpus", CORPUS, "--limit", "1"),
-        *("--model-in-the-loop", "show", "--model-system", "rag"),
-        stdout=out,
-    )
-    batch = Batch.objects.get(pk=json.loads(out.getvalue().strip().splitlines()[-1])["batch"])
+    batch = launch_loop_batch("--model-in-the-loop", "show", "--model-system", "rag")
     assert batch.options["model_in_the_loop"]["system"] == "rag"
 
 

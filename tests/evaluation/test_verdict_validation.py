@@ -26,7 +26,7 @@ from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
 from crowd.models import Consent, Worker
 from evaluation.services.model_checks import fooled_rates, validation_summary
 from tests.annotation.test_syllabus_hit import CORPUS, claimed_hit, form_fields
-from tests.evaluation.test_model_checks import loop_hit  # noqa: F401 - a fixture
+from tests.evaluation.test_model_checks import launch_loop_batch, loop_hit  # noqa: F401 - a fixture
 from tests.factories import make_researcher
 from tests.unit.exports.conftest import SYLLABUSQA_PUBLIC_CONTACTS
 from worker import hit_links
@@ -244,14 +244,7 @@ def test_launch_batch__validate_verdicts_needs_the_model(
     shared_data: Callable[[str], Path], tmp_path: Path, settings: Any
 ) -> None:
     claimed_hit(shared_data("syllabusqa"), tmp_path, settings, Batch.Kind.SYLLABUS_QA)
-    out = io.StringIO()
-    call_command(
-        "launch_batch",
-        *("--kind", "syllabus_qa", "--provider", "local", "--corpus", CORPUS, "--limit", "1"),
-        *("--model-in-the-loop", "show", "--validate-verdicts"),
-        stdout=out,
-    )
-    batch = Batch.objects.get(pk=json.loads(out.getvalue().strip().splitlines()[-1])["batch"])
+    batch = launch_loop_batch("--model-in-the-loop", "show", "--validate-verdicts")
     assert batch.options["model_in_the_loop"]["validation"] is True
     with pytest.raises(CommandError, match="--validate-verdicts"):
         call_command(
