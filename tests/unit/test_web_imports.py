@@ -68,37 +68,32 @@ print(json.dumps({"views": views, "loaded": sorted(m for m in heavy if m in sys.
 
 
 def test_web_worker_imports_no_ml_stack_or_platform_sdk() -> None:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "PYTHONPATH": str(ROOT)}
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(HEAVY)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    if result.returncode != 0:
-        pytest.fail(f"probe failed:\n{result.stderr[-3000:]}")
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    report = run_probe(PROBE, json.dumps(HEAVY))
     assert report["views"] > 50, report
     assert report["loaded"] == [], f"web process imported {report['loaded']}"
 
 
-def _probe(code: str, names: tuple[str, ...]) -> list[str]:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "PYTHONPATH": str(ROOT)}
+def run_probe(code: str, *args: str, env: dict[str, str] | None = None, timeout: float = 120) -> dict:
+    """Run ``code`` in a fresh interpreter (the settings of a web worker unless ``env`` is given) and
+    return the JSON report it prints last: imports can only be observed in a process of their own."""
+    if env is None:
+        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "PYTHONPATH": str(ROOT)}
     result = subprocess.run(
-        [sys.executable, "-c", code, json.dumps(names)],
+        [sys.executable, "-c", code, *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
     if result.returncode != 0:
         pytest.fail(f"probe failed:\n{result.stderr[-3000:]}")
-    return json.loads(result.stdout.strip().splitlines()[-1])["loaded"]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _probe(code: str, names: tuple[str, ...]) -> list[str]:
+    return run_probe(code, json.dumps(names))["loaded"]
 
 
 def test_web_worker_loads_the_api_only_for_an_api_request() -> None:

@@ -11,14 +11,12 @@ from __future__ import annotations
 import json
 import os
 import runpy
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from tests.unit.test_web_imports import HEAVY
+from tests.unit.test_web_imports import HEAVY, run_probe
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,18 +59,7 @@ def test_warm_imports_what_first_requests_import_and_closes_the_database(tmp_pat
     }
     env.setdefault("DJANGO_SECRET_KEY", "warm-up-test-secret-key-0123456789abcdefghijklmnopqrstuv")
     env.setdefault("CROWDQA_PSEUDONYM_SALT", "warm-up-test-salt-0123456789abcdefghijklmnopqrstuvwxyz")
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(FIRST_REQUESTS), json.dumps(HEAVY)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    if result.returncode != 0:
-        pytest.fail(f"probe failed:\n{result.stderr[-3000:]}")
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    report = run_probe(PROBE, json.dumps(FIRST_REQUESTS), json.dumps(HEAVY), env=env, timeout=180)
     assert report["before"] != list(FIRST_REQUESTS), "the probe would pass without the warm-up"
     assert report["loaded"] == sorted(FIRST_REQUESTS), report
     assert report["connected"] is False
