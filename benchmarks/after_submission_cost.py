@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from load_crowdqa_setup import sciq_items  # noqa: E402
 from load_processes import (  # noqa: E402
+    celery_worker_command,
     children,
     database_url,
     drop_databases,
@@ -55,6 +56,7 @@ from load_processes import (  # noqa: E402
 )
 
 DATABASE = "crowdqa_jobs"
+MODES = ("in-process", "in-process-batched", "celery", "celery-batched")
 
 
 def submit_all(count: int, data: Path) -> list[int]:
@@ -160,12 +162,23 @@ def in_process_batched(ids: list[int], size: int) -> None:
     )
 
 
+def redis_calls(client: object) -> int:
+    """Commands the Redis server has run so far (``INFO commandstats``), every client counted."""
+    stats = client.info("commandstats")  # type: ignore[attr-defined]
+    return sum(int(v["calls"]) for v in stats.values())
+
+
 def through_celery(
-    ids: list[int], concurrency: int, env: dict[str, str], work: Path, batched: bool, rate: float
+    ids: list[int],
+    env: dict[str, str],
+    work: Path,
+    batched: bool,
+    args: argparse.Namespace,
 ) -> None:
     """Queue the follow-ups of ``ids`` into a real worker, ``rate`` per second as the submit view does
     after each commit (batched: the batch's job, otherwise one job per submission), and measure the
-    worker until every one has run."""
+    worker until every one has run (its main process and its pool apart, the Redis commands every
+    client sent, and the worker's CPU while idle afterwards)."""
     from django.test.utils import override_settings
 
     from annotation.models import HIT, Assignment
@@ -173,10 +186,10 @@ def through_celery(
 
     with ExitStack() as stack:
         stack.enter_context(override_settings(CROWDQA_FOLLOWUP_BATCHING=batched))
+        concurrency, rate = args.concurrency, args.rate
         worker = start(
             stack,
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default", "-P", "prefork"]
-            + ["-c", str(concurrency), "--without-mingle", "--without-gossip", "-l", "warning"],
+            celery_worker_command(concurrency) + args.worker_arg,
             ROOT,
             env,
             work / "celery.log",
@@ -218,13 +231,17 @@ def through_celery(
         time.sleep(1)
         postmaster = postmaster_pid(env["DATABASE_URL"])
 
-        def snapshot() -> tuple[float, float, float]:
+        client = broker.default_channel.client
+
+        def snapshot() -> tuple[float, float, float, float, int]:
             pool = children(worker.pid)
             return (
-                process_cpu(worker.pid) + sum(process_cpu(p) for p in pool),
+                process_cpu(worker.pid, waited_children=True),
+                sum(process_cpu(p) for p in pool),
                 process_cpu(postmaster, waited_children=True)
                 + sum(process_cpu(p) for p in children(postmaster)),
                 time.monotonic(),
+                redis_calls(client),
             )
 
         before = snapshot()
@@ -235,15 +252,21 @@ def through_celery(
             queue(pk)
         wait_done(hit_ids[20:], time.monotonic() + 1800)
         after = snapshot()
+        time.sleep(args.idle)
+        idle = snapshot()
         n = len(measured)
         rss = [rss_mb(worker.pid)] + [rss_mb(p) for p in children(worker.pid)]
         mode = "batched (one run per batch at a time)" if batched else "one job per submission"
+        main_ms, pool_ms = ((after[i] - before[i]) * 1000 / n for i in (0, 1))
+        idle_ms = sum(idle[i] - after[i] for i in (0, 1)) * 1000 / args.idle
         print(
-            f"through Celery ({concurrency} prefork processes, Redis broker), {mode}, {n} submissions "
-            f"queued {rate:.0f}/s, {messages[0]} messages: worker CPU "
-            f"{(after[0] - before[0]) * 1000 / n:.2f} ms, PostgreSQL (whole server) "
-            f"{(after[1] - before[1]) * 1000 / n:.2f} ms per submission; {n / (after[2] - before[2]):.0f} "
-            f"submissions/s wall; worker RSS " + ", ".join(f"{v:.0f}" for v in rss) + " MB (main, pool)"
+            f"through Celery ({' '.join(celery_worker_command(concurrency)[3:] + args.worker_arg)}; Redis "
+            f"broker), {mode}, {n} submissions queued {rate:.0f}/s, {messages[0]} messages sent: worker "
+            f"CPU {main_ms + pool_ms:.2f} ms (main process {main_ms:.2f}, pool {pool_ms:.2f}), PostgreSQL "
+            f"(whole server) {(after[2] - before[2]) * 1000 / n:.2f} ms per submission; Redis commands "
+            f"(every client) {(after[4] - before[4]) / n:.1f} per submission; "
+            f"{n / (after[3] - before[3]):.0f} submissions/s wall; idle worker {idle_ms:.1f} ms CPU per "
+            "second; worker RSS " + ", ".join(f"{v:.0f}" for v in rss) + " MB (main, pool)"
         )
         broker.release()
         worker.terminate()
@@ -259,6 +282,18 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=50.0, help="submissions per second queued")
     parser.add_argument("--per-run", type=int, default=25, help="submissions per run, in process")
     parser.add_argument("--data", type=Path, default=None, help="SciQ folder (default: shared data)")
+    parser.add_argument(
+        "--modes",
+        default=",".join(MODES),
+        help=f"comma-separated measurements to run, of {', '.join(MODES)}",
+    )
+    parser.add_argument(
+        "--worker-arg",
+        action="append",
+        default=[],
+        help="an extra argument for the Celery worker (repeat), to compare its options",
+    )
+    parser.add_argument("--idle", type=float, default=5.0, help="seconds the idle worker is measured")
     args = parser.parse_args()
     base = os.environ.get("DATABASE_URL", "")
     if not base.startswith("postgres") or urlsplit(base).hostname not in ("127.0.0.1", "localhost"):
@@ -297,13 +332,21 @@ def main() -> None:
 
         setup_test_environment()  # the test client's host and a locmem mailbox
         n = args.submissions
-        ids = submit_all(n * 4 + 50 + args.per_run, args.data or shared_data_dir() / "sciq")
-        chunks = [ids[: n + 10], ids[n + 10 : 2 * n + 10 + args.per_run]]
-        chunks += [ids[2 * n + 10 + args.per_run :][: n + 20], ids[3 * n + 30 + args.per_run :]]
-        in_process(chunks[0])
-        in_process_batched(chunks[1], args.per_run)
-        through_celery(chunks[2], args.concurrency, env, work, batched=False, rate=args.rate)
-        through_celery(chunks[3], args.concurrency, env, work, batched=True, rate=args.rate)
+        modes = [m for m in args.modes.split(",") if m]
+        unknown = set(modes) - set(MODES)
+        if unknown:
+            sys.exit(f"unknown modes {sorted(unknown)}; choose from {', '.join(MODES)}")
+        sizes = {"in-process": n + 10, "in-process-batched": n + args.per_run}
+        sizes.update({"celery": n + 20, "celery-batched": n + 20})
+        ids = submit_all(sum(sizes[m] for m in modes), args.data or shared_data_dir() / "sciq")
+        for mode in modes:
+            chunk, ids = ids[: sizes[mode]], ids[sizes[mode] :]
+            if mode == "in-process":
+                in_process(chunk)
+            elif mode == "in-process-batched":
+                in_process_batched(chunk, args.per_run)
+            else:
+                through_celery(chunk, env, work, batched=mode == "celery-batched", args=args)
         from django.db import connections
 
         connections.close_all()

@@ -89,6 +89,19 @@ def server_memory(master: int) -> tuple[list[dict[str, float]], float]:
     return workers, memory_mb(master)["pss"] + sum(w["pss"] for w in workers)
 
 
+def celery_worker_command(concurrency: int) -> list[str]:
+    """The default-queue Celery worker as the benchmarks run it beside the web workers (the flags are
+    ``docs/deployment.md``'s, with the pool size the benchmark asks for)."""
+    return [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default", "-P", "prefork"] + [
+        "-c",
+        str(concurrency),
+        "--without-mingle",
+        "--without-gossip",
+        "-l",
+        "warning",
+    ]
+
+
 def start_redis(stack: ExitStack, work: Path) -> str:
     """A throw-away Redis of the run's own (no persistence) on a free port; returns its URL."""
     port = free_port()

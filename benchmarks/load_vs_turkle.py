@@ -61,6 +61,7 @@ from urllib.parse import urlsplit
 from load_crowdqa_setup import owed_followups, sciq_items, setup_crowdqa, stored_crowdqa
 from load_processes import (
     CpuMeter,
+    celery_worker_command,
     children,
     database_url,
     drop_databases,
@@ -191,8 +192,7 @@ def start_celery(stack: ExitStack, env: dict[str, str], work: Path, concurrency:
 
     worker = start(
         stack,
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default", "-P", "prefork"]
-        + ["-c", str(concurrency), "--without-mingle", "--without-gossip", "-l", "warning"],
+        celery_worker_command(concurrency),
         ROOT,
         env,
         work / "celery.log",

@@ -333,6 +333,9 @@ CROWDQA_FOLLOWUP_TIME_LIMIT = float(os.environ.get("CROWDQA_FOLLOWUP_TIME_LIMIT"
 # Follow up a batch's submissions many per job run, with marks in the cache the web and Celery
 # processes share (Redis); without Redis, one job per submission.
 CROWDQA_FOLLOWUP_BATCHING = env_bool("CROWDQA_FOLLOWUP_BATCHING", bool(REDIS_URL))
+# Seconds a batched run waits before it starts, so that one run follows up every submission of the
+# batch stored meanwhile (one Celery message for all of them): the follow-up comes that much later.
+CROWDQA_FOLLOWUP_BATCH_SECONDS = float(os.environ.get("CROWDQA_FOLLOWUP_BATCH_SECONDS", "1"))
 
 # Researcher pages open without login (the local demo turns this on; never on a public server).
 CROWDQA_PUBLIC_DASHBOARD = env_bool("CROWDQA_PUBLIC_DASHBOARD", False)

@@ -48,7 +48,8 @@ logger = logging.getLogger(__name__)
 #: day (``result_expires``), and a missing row must not look like a lost follow-up.
 SWEEP_WINDOW = timedelta(hours=20)
 #: How long the "a run of this batch's follow-up job is queued" mark lives: a message lost before its
-#: run started holds back the batch's next message at most this long (the sweep still covers them).
+#: run started holds back the batch's next message at most this long after the run's :func:`batch_wait`
+#: (the sweep still covers them).
 QUEUED_MARK_SECONDS = 30
 #: How long a run's lock in Redis lives unless renewed: the run renews it every third of this while it
 #: works, so a run killed while holding it delays the batch's follow-ups by at most this long.
@@ -113,15 +114,34 @@ def queue_after_submission(
     return True
 
 
-def queue_batch_followup(batch_id: int, connection: Any = None) -> bool:
-    """Queue a run of the batch's follow-up job unless one is queued already; whether one was queued."""
+def batch_wait() -> float:
+    """Seconds a queued run of a batch's job waits before it starts (``CROWDQA_FOLLOWUP_BATCH_SECONDS``).
+
+    Every submission of the batch stored meanwhile finds the run's "queued" mark and sends no message,
+    so under load one run (one Celery message, one read, one UPDATE each way) follows up all the
+    submissions of that interval; with no wait, a worker faster than the submissions took each one up
+    alone, and Celery's own work per message (about 8 ms of CPU) was most of the cost.
+    """
+    return float(settings.CROWDQA_FOLLOWUP_BATCH_SECONDS)
+
+
+def queue_batch_followup(batch_id: int, connection: Any = None, countdown: Optional[float] = None) -> bool:
+    """Queue a run of the batch's follow-up job unless one is queued already; whether one was queued.
+
+    The run starts ``countdown`` seconds later (default :func:`batch_wait`). A worker killed while the
+    message waits in it loses nothing: the mark expires ``QUEUED_MARK_SECONDS`` after the run was due,
+    then the batch's next submission, or the sweep (``STALLED_SECONDS``), queues another run.
+    """
     from crowd.followup_tasks import after_submissions
 
+    wait = batch_wait() if countdown is None else countdown
     key = _queued_key(batch_id)
-    if not cache.add(key, 1, timeout=QUEUED_MARK_SECONDS):
+    if not cache.add(key, 1, timeout=QUEUED_MARK_SECONDS + wait):
         return False
     try:
-        after_submissions.apply_async(args=[batch_id], connection=connection)
+        after_submissions.apply_async(
+            args=[batch_id], connection=connection, countdown=wait if wait > 0 else None
+        )
     except Exception:
         cache.delete(key)  # the next submission tries again; the sweep covers this one
         raise
@@ -224,7 +244,7 @@ def drain(batch_id: int, now: Optional[Any] = None) -> dict[str, Any]:
     ids = pending(batch_id, since=now - time_limit(), limit=DRAIN_LIMIT)
     summaries = follow_up(ids, pending_only=True)
     if len(ids) >= DRAIN_LIMIT:
-        queue_batch_followup(batch_id)
+        queue_batch_followup(batch_id, countdown=0)
     return {
         "batch": batch_id,
         "submissions": len(summaries),

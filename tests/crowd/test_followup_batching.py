@@ -138,6 +138,30 @@ def test_drain__a_full_run_queues_the_next(monkeypatch: pytest.MonkeyPatch, sent
     assert followups.drain(batch.pk)["submissions"] == 1
 
 
+def test_a_queued_run_waits_the_batch_interval__the_next_of_a_full_run_does_not(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.CROWDQA_FOLLOWUP_BATCH_SECONDS = 2.5
+    countdowns: list[Any] = []
+    monkeypatch.setattr(
+        after_submissions, "apply_async", lambda args, **kw: countdowns.append(kw.get("countdown"))
+    )
+    monkeypatch.setattr(service, "DRAIN_LIMIT", 1)
+    batch = _sciq_batch()
+    _submitted(batch, "w0")
+    _submitted(batch, "w1")
+
+    assert followups.queue_batch_followup(batch.pk)
+    assert not followups.queue_batch_followup(batch.pk)  # queued and waiting: one message for both
+    assert countdowns == [2.5]
+    assert followups.drain(batch.pk)["submissions"] == 1  # full: the rest is queued to run at once
+    assert countdowns == [2.5, None]
+    cache.clear()
+    settings.CROWDQA_FOLLOWUP_BATCH_SECONDS = 0
+    assert followups.queue_batch_followup(batch.pk)
+    assert countdowns == [2.5, None, None]
+
+
 def test_draining__one_run_per_batch_at_a_time() -> None:
     with followups.draining(1) as first:
         with followups.draining(1) as second, followups.draining(2) as other_batch:
