@@ -16,8 +16,12 @@ screening quiz. This script measures what it costs, on PostgreSQL, with real Sci
    batch's job, :func:`crowd.services.followups.queue_after_submission` with the batch). Each time it
    queues the follow-ups of another ``--submissions`` submissions ``--rate`` per second, the way the
    submit view does after each commit, waits until every one has run (each HIT completed, the queue
-   empty), and prints the CPU of the whole worker (main process and pool) and of the PostgreSQL server
-   per submission, the messages, the wall time and the worker's resident memory.
+   empty), and prints the CPU of the worker (its main process and its pool) and of the PostgreSQL
+   server per submission, the messages, the Redis commands, the wall time, the idle worker's CPU per
+   second and the worker's resident memory.
+
+``--modes`` picks the measurements (``celery-batched`` alone is the deployed path), ``--worker-arg``
+adds options to the worker's command (``load_processes.celery_worker_command``) to compare them.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5447/x .venv/bin/python benchmarks/after_submission_cost.py \\
         --submissions 400
