@@ -14,9 +14,6 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from rapidfuzz import fuzz
-from rapidfuzz.distance import Levenshtein
-
 logger = logging.getLogger(__name__)
 
 EXACT = "exact"
@@ -136,6 +133,11 @@ def _near_match(needle: str, doc: NormalizedDocument, max_edits: int) -> tuple[i
         return None  # a very short span would "match" almost anywhere
     if len(needle) > MAX_REPAIR_CHARS:
         return None  # bounded work: long spans are matched exactly or not at all
+    # Imported here: the web workers import this module with every HIT kind's form and serve SciQ
+    # pages, which never repair a span (rapidfuzz costs a worker about 2 MB).
+    from rapidfuzz import fuzz
+    from rapidfuzz.distance import Levenshtein
+
     alignment = fuzz.partial_ratio_alignment(needle, doc.text)
     if alignment is None or alignment.score < 100.0 * (1 - 2.0 * max_edits / len(needle)) - 1:
         return None

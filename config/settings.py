@@ -52,7 +52,10 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "axes",
     "django_celery_results",
-    "rest_framework",
+    # Django REST framework itself is not an installed app: the API renders JSON only (no browsable
+    # API, whose templates, static files and template tags are what the app entry provides), and every
+    # installed app's template tags are imported by the template engine of each web worker; DRF's pull
+    # in requests, markdown and pygments (about 9 MB a worker), never used by a HIT page.
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",

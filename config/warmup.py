@@ -3,9 +3,10 @@
 Why: with ``preload_app`` (``gunicorn.conf.py``) the master loads the application once and forks the
 workers from it, so the modules it has imported sit in memory pages the workers share (copy-on-write)
 instead of each worker importing its own copy on its first requests. Left to the first requests, a worker
-imports about 500 more modules (the URLconf's views, every installed app's template tag libraries, which
-pull in Django REST framework's optional ``requests``, ``markdown`` and ``pygments``; the Redis client;
-Celery's task-sending machinery) and grows from about 70 to 100 MB on its own.
+imports about 450 more modules (the URLconf's views, every installed app's template tag libraries, the
+Redis client, Celery's task-sending machinery and the broker's transport). Only those: what a HIT page
+never uses (every app's task modules, the REST API) stays out of the master too, since a forked worker's
+resident memory counts every page the master holds (tests/unit/test_web_warmup.py).
 
 Nothing here opens a connection: the database connection the application may have opened while loading
 is closed, so no worker inherits a socket from the master.
@@ -19,12 +20,14 @@ import gc
 def warm() -> None:
     """Resolve every view, load the template engines and the broker and cache clients, then freeze the
     objects so far (``gc.freeze``: the workers' garbage collections leave those pages unwritten)."""
+    from django.conf import settings
     from django.core.cache import caches
     from django.core.files.storage import storages
     from django.db import connections
     from django.template import engines
     from django.urls import URLPattern, get_resolver
     from django.utils.formats import get_format_modules
+    from django.utils.module_loading import import_string
 
     def walk(resolver) -> None:  # noqa: ANN001
         for pattern in resolver.url_patterns:
@@ -40,13 +43,21 @@ def warm() -> None:
     get_format_modules()
     storages["staticfiles"]
     caches["default"]
-    import redis  # noqa: F401 - the cache and the broker's client
-
+    # What a submit loads to publish its follow-up (crowd.services.followups, whose two small modules the
+    # first submit imports itself: this layer imports no app): Celery's sending machinery, the Redis
+    # client and the broker's transport class (building a connection object connects nothing). Not
+    # ``app.loader.import_default_modules()``: that imports every app's task modules (the webhook
+    # sender's HTTP client, the filters, the distractor models' store), which a web worker never runs.
     from config.celery import app
 
-    app.loader.import_default_modules()
     app.amqp  # noqa: B018
     app.backend  # noqa: B018
+    app.Task  # noqa: B018
+    app.connection_for_write().transport  # noqa: B018
+    app.events.Dispatcher  # noqa: B018 - the task-sent event machinery a publish loads
+    # The session and message storage the middleware loads on a request's first use.
+    import_string(settings.SESSION_SERIALIZER)
+    import_string(settings.MESSAGE_STORAGE)
     connections.close_all()
     gc.collect()
     gc.freeze()

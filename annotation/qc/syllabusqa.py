@@ -16,9 +16,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from rapidfuzz import fuzz
-from rapidfuzz.process import cdist
-
 from annotation import question_types as qt
 from annotation.importers.syllabusqa_csv import QARow
 from annotation.qc.common import (
@@ -386,6 +383,9 @@ def find_duplicate_questions(pairs: Sequence[SyllabusQAPair], threshold: float =
     Returns:
         Mapping from the index of each duplicate to the index of the question it repeats.
     """
+    from rapidfuzz import fuzz  # here, not at the top: web workers import this module and never call this
+    from rapidfuzz.process import cdist
+
     by_syllabus: dict[str, list[int]] = defaultdict(list)
     for i, pair in enumerate(pairs):
         by_syllabus[pair.syllabus_name].append(i)

@@ -46,7 +46,7 @@ PAGE_WAIT_S = 10.0
 
 @dataclass(frozen=True)
 class LoopSettings:
-    """A batch's ``model_in_the_loop`` option (``annotation.batch_options.ModelLoop``), read."""
+    """A batch's ``model_in_the_loop`` option (``annotation.batch_schema.ModelLoop``), read."""
 
     mode: str
     system: str = "search"

@@ -33,6 +33,23 @@ HEAVY = (
     "boto3",
     "botocore",
 )
+#: Libraries a web worker serving HIT pages never calls, each a few MB a worker (benchmarks/RESULTS.md,
+#: "Web worker memory"): the webhook sender's HTTP client, the ``Batch.options`` schema, span repair and
+#: duplicate detection, and what DRF's template tags would pull in if DRF were an installed app.
+NOT_ON_HIT_PATH = (
+    "requests",
+    "urllib3",
+    "charset_normalizer",
+    "pydantic",
+    "rapidfuzz",
+    "markdown",
+    "pygments",
+    "uritemplate",
+    "rest_framework.compat",
+    "rest_framework.templatetags.rest_framework",
+    "webhooks.sending",
+    "filters.services",
+)
 #: What the REST API brings (config/api_urls.py): loaded by the first request under /api/, not before.
 API_ONLY = ("rest_framework.serializers", "drf_spectacular.views", "requests", "django.test", "markdown_it")
 
@@ -60,8 +77,12 @@ for module in (
     "crowd.followup_tasks",
     "evaluation.loop_tasks",
     "crowd.providers.local.provider",
+    "crowd.services.followups",
 ):
     importlib.import_module(module)
+from django.template import engines
+for engine in engines.all():  # every installed app's template tag libraries
+    engine.engine.template_libraries
 heavy = json.loads(sys.argv[1])
 print(json.dumps({"views": views, "loaded": sorted(m for m in heavy if m in sys.modules)}))
 """
@@ -71,6 +92,16 @@ def test_web_worker_imports_no_ml_stack_or_platform_sdk() -> None:
     report = run_probe(PROBE, json.dumps(HEAVY))
     assert report["views"] > 50, report
     assert report["loaded"] == [], f"web process imported {report['loaded']}"
+
+
+def test_web_worker_imports_only_what_hit_pages_use() -> None:
+    """Setting up Django, every view, every template tag library and the submit's modules import none of
+    the libraries only other paths use: one imported at a module's top again fails here."""
+    assert _probe(PROBE, NOT_ON_HIT_PATH) == []
+    direct = PROBE.replace(
+        "heavy = json.loads", "import annotation.batch_schema, annotation.qc.syllabusqa\nheavy = json.loads"
+    )
+    assert _probe(direct, ("pydantic",)) == ["pydantic"]  # the probe can fail
 
 
 def run_probe(code: str, *args: str, env: dict[str, str] | None = None, timeout: float = 120) -> dict:

@@ -2,7 +2,8 @@
 
 What the master imports is shared by every worker it forks, so it must be what a worker imports on its
 first HIT page and submit anyway (the template tag libraries, the template loaders, the Redis client,
-Celery's sending machinery), never the ML stack or the platform SDKs, and it must leave no database
+Celery's sending machinery), never the ML stack, the platform SDKs or the libraries only other paths
+use (``NOT_ON_HIT_PATH``: the task modules' HTTP client, pydantic...), and it must leave no database
 connection open for the workers to inherit. Runs in a fresh interpreter, as gunicorn's master does.
 """
 
@@ -16,17 +17,19 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.unit.test_web_imports import HEAVY, run_probe
+from tests.unit.test_web_imports import HEAVY, NOT_ON_HIT_PATH, run_probe
 
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Imported by a worker's first HIT page and submit (measured with a sys.modules diff).
 FIRST_REQUESTS = (
-    "rest_framework.templatetags.rest_framework",
     "django.template.loaders.cached",
     "django.template.context_processors",
+    "django.contrib.messages.storage.fallback",
     "redis.client",
     "celery.app.amqp",
+    "celery.events.dispatcher",
+    "kombu.transport.redis",
     "whitenoise.storage",
 )
 
@@ -38,7 +41,7 @@ connection.ensure_connection()  # as if loading the application had queried the 
 from config.warmup import warm
 before = sorted(m for m in json.loads(sys.argv[1]) if m in sys.modules)
 warm()
-names = json.loads(sys.argv[1]) + json.loads(sys.argv[2])
+names = json.loads(sys.argv[1]) + json.loads(sys.argv[2]) + json.loads(sys.argv[3])
 print(json.dumps({
     "before": before,
     "loaded": sorted(m for m in names if m in sys.modules),
@@ -59,7 +62,14 @@ def test_warm_imports_what_first_requests_import_and_closes_the_database(tmp_pat
     }
     env.setdefault("DJANGO_SECRET_KEY", "warm-up-test-secret-key-0123456789abcdefghijklmnopqrstuv")
     env.setdefault("CROWDQA_PSEUDONYM_SALT", "warm-up-test-salt-0123456789abcdefghijklmnopqrstuvwxyz")
-    report = run_probe(PROBE, json.dumps(FIRST_REQUESTS), json.dumps(HEAVY), env=env, timeout=180)
+    report = run_probe(
+        PROBE,
+        json.dumps(FIRST_REQUESTS),
+        json.dumps(HEAVY),
+        json.dumps(NOT_ON_HIT_PATH),
+        env=env,
+        timeout=180,
+    )
     assert report["before"] != list(FIRST_REQUESTS), "the probe would pass without the warm-up"
     assert report["loaded"] == sorted(FIRST_REQUESTS), report
     assert report["connected"] is False
