@@ -90,13 +90,15 @@ def server_memory(master: int) -> tuple[list[dict[str, float]], float]:
 
 
 def celery_worker_command(concurrency: int) -> list[str]:
-    """The default-queue Celery worker as the benchmarks run it beside the web workers (the flags are
-    ``docs/deployment.md``'s, with the pool size the benchmark asks for)."""
+    """The default-queue Celery worker as the benchmarks run it beside the web workers: the flags of
+    ``docs/deployment.md`` and ``deploy/systemd/crowdqa-worker@.service``, with the pool size the
+    benchmark asks for."""
     return [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default", "-P", "prefork"] + [
         "-c",
         str(concurrency),
         "--without-mingle",
         "--without-gossip",
+        "--without-heartbeat",
         "-l",
         "warning",
     ]

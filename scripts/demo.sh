@@ -27,7 +27,7 @@ invite=$($PY manage.py invite_workers --batch "$batch" --count 1 --label "demo w
   | $PY -c 'import json, sys; print(json.load(sys.stdin)["urls"][0])')
 
 .venv/bin/celery -A config worker -B --schedule var/celerybeat-schedule -Q default,gpu -n "demo@%h" --pool solo \
-  --without-mingle --without-gossip \
+  --without-mingle --without-gossip --without-heartbeat \
   --loglevel INFO >var/log/worker.log 2>&1 &
 worker=$!
 trap 'kill "$worker" 2>/dev/null || true; wait "$worker" 2>/dev/null || true' EXIT INT TERM
