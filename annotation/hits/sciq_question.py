@@ -23,6 +23,7 @@ from annotation.models import HIT, Assignment, Batch, Passage, QAPair
 from annotation.qc.common import ERROR, REVIEW, severities_of
 from annotation.qc.sciq import SciQItem, SciQOptions, check_item
 from annotation.sql_reads import SqlRead
+from annotation.sql_writes import SqlUpdate
 from annotation.tutorial import PASSAGE_QUESTIONS
 
 logger = logging.getLogger(__name__)
@@ -72,6 +73,12 @@ _OFFERED = SqlRead(
 """``Passage.objects.filter(hits=hit_id).order_by("pk")``, written once (:mod:`annotation.sql_reads`)."""
 
 
+_TAKE = SqlUpdate(Passage, set_fields=("used_by",), where=("id",), where_null=("used_by",))
+"""``Passage.objects.filter(pk=..., used_by__isnull=True).update(used_by=...)``, written once."""
+_SWAP = SqlUpdate(Passage, set_fields=("used_by",), where=("id", "used_by"))
+"""``Passage.objects.filter(pk=..., used_by=holder).update(used_by=...)``: the compare-and-swap."""
+
+
 def offered_passages(hit_id: int) -> list[Passage]:
     """A HIT's three passages, in id order: read by every page and every submission."""
     return _OFFERED.all(hit_id)
@@ -102,18 +109,17 @@ def take_passage(pair: QAPair) -> bool:
     Returns:
         False when another pair holds the passage for good (vouched work, or a pair of no session).
     """
-    passages = Passage.objects.filter(pk=pair.passage_id)
     for _ in range(3):  # each round loses only to a concurrent taker
-        if passages.filter(used_by__isnull=True).update(used_by=pair):
+        if _TAKE.run((pair.pk,), (pair.passage_id,)):
             return True
-        holder = passages.values_list("used_by", flat=True).first()
+        holder = Passage.objects.filter(pk=pair.passage_id).values_list("used_by", flat=True).first()
         if holder == pair.pk:
             return True
         if holder is None:
             continue
         if not _unconfirmed(holder):
             return False
-        if passages.filter(used_by=holder).update(used_by=pair):
+        if _SWAP.run((pair.pk,), (pair.passage_id, holder)):
             return True
     return False
 

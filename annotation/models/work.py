@@ -17,6 +17,7 @@ from annotation.batch_options import check_batch_options
 from annotation.drafts import merge_draft
 from annotation.models.corpus import Corpus, Document, Passage
 from annotation.platforms import Platform
+from annotation.sql_writes import SqlUpdate
 
 
 class IllegalTransition(Exception):
@@ -433,7 +434,7 @@ class Assignment(models.Model):
             "submitted_at": now,
             "time_on_task_seconds": max(0.0, (now - self.accepted_at).total_seconds()),
         }
-        if not type(self).objects.filter(pk=self.pk, status=self.Status.ACCEPTED).update(**values):
+        if not _SUBMIT.run(list(values.values()), (self.pk, self.Status.ACCEPTED)):
             self.refresh_from_db(fields=["status"])
             raise IllegalTransition(self, self.status, self.Status.SUBMITTED)
         for name, value in values.items():
@@ -530,3 +531,11 @@ class Assignment(models.Model):
     def default_expiry(self) -> Any:
         """When this assignment's time limit ends, from its batch's limit."""
         return self.accepted_at + timedelta(minutes=self.hit.batch.time_limit_minutes)
+
+
+_SUBMIT = SqlUpdate(
+    Assignment,
+    set_fields=("status", "answers", "submitted_at", "time_on_task_seconds"),
+    where=("id", "status"),
+)
+"""``Assignment.objects.filter(pk=..., status=...).update(...)`` of :meth:`Assignment.submit`."""
