@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
+
+from django.conf import settings as django_settings
+from django.core.signals import setting_changed
 
 from crowd.providers.base import CrowdProvider
 from crowd.providers.errors import ProviderConfigError
@@ -68,18 +72,31 @@ def config_from(settings: Any) -> dict[str, Any]:
     ``settings``), an attribute of a setting's name wins; otherwise a platform's setting comes from its
     traits' ``environment()``, which reads the environment variables its package documents.
     """
-    keys = config_keys()
     if isinstance(settings, Mapping):
+        keys = config_keys()
         return {k: settings[k] for k in keys if k in settings}
-    config = {k: getattr(settings, k) for k in SHARED_CONFIG_KEYS if hasattr(settings, k)}
+    # Django's settings are read once per process (every HIT page and submission asks, and a setting a
+    # project does not define costs an AttributeError each time); override_settings empties the copy.
+    config = dict(_django_settings()) if settings is django_settings else _settings_of(settings)
     for traits in platform_traits():
         environment = traits.environment()
         for key in traits.config_keys:
-            if hasattr(settings, key):
-                config[key] = getattr(settings, key)
-            elif key in environment:
-                config.setdefault(key, environment[key])
+            if key not in config and key in environment:
+                config[key] = environment[key]
     return config
+
+
+def _settings_of(settings: Any) -> dict[str, Any]:
+    """The provider settings an object with attributes defines (the environment not consulted)."""
+    return {k: getattr(settings, k) for k in config_keys() if hasattr(settings, k)}
+
+
+@lru_cache(maxsize=1)
+def _django_settings() -> dict[str, Any]:
+    return _settings_of(django_settings)
+
+
+setting_changed.connect(lambda **kwargs: _django_settings.cache_clear(), weak=False, dispatch_uid=__name__)
 
 
 def get_provider(name: str, settings: Any) -> CrowdProvider:

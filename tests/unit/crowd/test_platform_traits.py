@@ -201,3 +201,23 @@ def test_config_from__a_django_setting_of_the_same_name_wins_over_the_environmen
     assert (config["PROLIFIC_RETRIES"], config["MTURK_SANDBOX"]) == (1, False)
     # A mapping is taken as it is: what it lacks stays unset.
     assert config_from({"PROLIFIC_RETRIES": 2}) == {"PROLIFIC_RETRIES": 2}
+
+
+def test_config_from__django_settings_kept_per_process_follow_overrides_and_the_environment(
+    monkeypatch,
+) -> None:
+    """Django's own settings object is read once per process (every HIT page asks): an override still
+    shows at once and goes away after, the environment is read on every call, and a caller that changes
+    the dict it got changes nobody else's."""
+    from django.conf import settings as django_settings
+    from django.test import override_settings
+
+    monkeypatch.delenv("PROLIFIC_RETRIES", raising=False)
+    assert config_from(django_settings)["PROLIFIC_RETRIES"] == 8
+    with override_settings(PROLIFIC_RETRIES=1, PUBLIC_BASE_URL="https://crowd.example.org"):
+        config = config_from(django_settings)
+        assert (config["PROLIFIC_RETRIES"], config["PUBLIC_BASE_URL"]) == (1, "https://crowd.example.org")
+    monkeypatch.setenv("PROLIFIC_RETRIES", "3")
+    assert config_from(django_settings)["PROLIFIC_RETRIES"] == 3
+    config_from(django_settings)["MTURK_SANDBOX"] = "changed by a caller"
+    assert config_from(django_settings)["MTURK_SANDBOX"] != "changed by a caller"
