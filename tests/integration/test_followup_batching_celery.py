@@ -275,6 +275,28 @@ def test_draining__a_live_run_keeps_its_lock__a_dead_one_frees_it(
     assert not locks.exists(cache.make_key("followups:running:1"))  # and ending the run is quiet
 
 
+def test_queued_mark__one_key_in_redis_set_once__the_run_drops_it(
+    shared_redis: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from crowd.followup_tasks import after_submissions
+
+    countdowns: list[Any] = []
+    monkeypatch.setattr(
+        after_submissions, "apply_async", lambda args, **kw: countdowns.append(kw["countdown"])
+    )
+    marks = redis_client.Redis.from_url(shared_redis)
+    key = cache.make_key("followups:queued:7")
+
+    assert followups.queue_batch_followup(7)
+    assert not followups.queue_batch_followup(7)
+    assert countdowns == [followups.batch_wait()]
+    assert 0 < marks.ttl(key) <= followups.QUEUED_MARK_SECONDS + followups.batch_wait()
+    assert followups.drain(7)["submissions"] == 0
+    assert not marks.exists(key)
+    assert followups.queue_batch_followup(7)
+    assert len(countdowns) == 2
+
+
 def test_drain__a_run_whose_lock_expired_mid_run_does_not_redo_what_the_next_run_did(
     shared_redis: str, shared_data: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
