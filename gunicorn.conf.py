@@ -18,8 +18,9 @@ logger_class = "config.access_log.RedactingLogger"
 
 # Threads share the worker's memory (one Django process per worker); each costs a thread stack and a
 # database connection. Measured (benchmarks/web_worker_memory.py), neither the thread count nor
-# MALLOC_ARENA_MAX moves a worker's memory by more than a few MB: what a worker grows by is the modules
-# its first requests import, which the preloading below moves into the master.
+# MALLOC_ARENA_MAX moves a worker's memory by more than a few MB (16 -> 4 threads with 2 arenas: 81 ->
+# 76 MB RSS after load): a worker's floor is what the master imported, which the preloading below
+# shares and config/warmup.py keeps to what HIT pages use.
 worker_class = "gthread"
 threads = int(os.environ.get("GUNICORN_THREADS", "16"))
 # A connection kept alive waits in the event loop, not in a thread; close idle ones after a few seconds.
