@@ -12,15 +12,16 @@ from typing import Any
 
 import pytest
 from django.db import IntegrityError, connection, models, transaction
+from django.db.models.signals import post_save, pre_save
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation import question_types as qt
-from annotation.hits.sciq_question import _SWAP, _TAKE
+from annotation.hits.sciq_question import _INSERT_PAIR, _SWAP, _TAKE
 from annotation.models import Assignment, Passage, QAPair
 from annotation.models.work import _SUBMIT
-from annotation.sql_writes import SqlUpdate
+from annotation.sql_writes import SqlInsert, SqlUpdate
 from tests.factories import make_assignment, make_batch, make_textbook, make_worker
 
 pytestmark = pytest.mark.django_db
@@ -115,3 +116,57 @@ def test_sql_update__refuses_what_it_cannot_write() -> None:
         SqlUpdate(Passage, set_fields=("hits",), where=("id",))
     with pytest.raises(ValueError):
         _SUBMIT.run(("submitted",), (1, "accepted"))  # fewer values than fields
+
+
+def _in_memory(obj: models.Model, *skip: str) -> dict[str, Any]:
+    return {
+        f.attname: (type(v), v)
+        for f in obj._meta.concrete_fields
+        if f.attname not in skip
+        for v in [getattr(obj, f.attname)]
+    }
+
+
+def test_insert_pair__stores_and_returns_what_create_does() -> None:
+    corpus = make_textbook("tb", ("First passage text.",))
+    passage = Passage.objects.get(corpus=corpus)
+    assignment = make_assignment(batch=make_batch(corpus=corpus))
+    fields = {
+        "corpus": corpus,
+        "document_id": None,
+        "passage_id": passage.pk,
+        "assignment": assignment,
+        "question_type": qt.SCIQ,
+        "question": "What do “extremophiles” need?",
+        "answer": "énergie",
+        "normalized_answer": "energie",
+        "status": QAPair.Status.PENDING,
+        "qc_flags": ["answer_not_in_passage"],
+        "qc_severity": {"answer_not_in_passage": "review"},
+    }
+    created = QAPair.objects.create(position=0, **fields)
+    written = QAPair(position=1, **fields)
+    _INSERT_PAIR.save(written)
+    assert written.pk is not None and written.pk != created.pk
+    assert not written._state.adding and written._state.db == "default"
+    skip = ("id", "position", "created")
+    assert _in_memory(written, *skip) == _in_memory(created, *skip)  # answer_source came back too
+    assert written.created.tzinfo is not None and abs(written.created - created.created) < timedelta(
+        minutes=1
+    )
+    assert _stored(written, *skip) == _stored(created, *skip)
+    with pytest.raises(ValueError, match="not a new"):
+        _INSERT_PAIR.save(written)
+
+
+def test_insert_pair__nothing_listens_to_qapair_saves() -> None:
+    """SqlInsert sends no signals: a receiver of QAPair's saves would miss the submissions' pairs."""
+    assert not pre_save.has_listeners(QAPair) and not post_save.has_listeners(QAPair)
+
+
+def test_sql_insert__a_failing_insert_marks_the_atomic_block_for_rollback() -> None:
+    with transaction.atomic():
+        with pytest.raises(IntegrityError):
+            SqlInsert(QAPair).save(QAPair(corpus_id=None, question_type=qt.SCIQ, question="q?"))
+        with pytest.raises(TransactionManagementError):
+            QAPair.objects.count()

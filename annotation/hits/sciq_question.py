@@ -23,7 +23,7 @@ from annotation.models import HIT, Assignment, Batch, Passage, QAPair
 from annotation.qc.common import ERROR, REVIEW, severities_of
 from annotation.qc.sciq import SciQItem, SciQOptions, check_item
 from annotation.sql_reads import SqlRead
-from annotation.sql_writes import SqlUpdate
+from annotation.sql_writes import SqlInsert, SqlUpdate
 from annotation.tutorial import PASSAGE_QUESTIONS
 
 logger = logging.getLogger(__name__)
@@ -77,6 +77,8 @@ _TAKE = SqlUpdate(Passage, set_fields=("used_by",), where=("id",), where_null=("
 """``Passage.objects.filter(pk=..., used_by__isnull=True).update(used_by=...)``, written once."""
 _SWAP = SqlUpdate(Passage, set_fields=("used_by",), where=("id", "used_by"))
 """``Passage.objects.filter(pk=..., used_by=holder).update(used_by=...)``: the compare-and-swap."""
+_INSERT_PAIR = SqlInsert(QAPair)
+"""``QAPair.objects.create(...)`` of each stored question, written once (no receiver listens to QAPair)."""
 
 
 def offered_passages(hit_id: int) -> list[Passage]:
@@ -257,7 +259,7 @@ class SciQQuestionHandler(HitHandler):
                 "Assignment(%s) rejected Passages %s", assignment.pk, list(cleaned.rejected_passage_ids)
             )
             return
-        pair = QAPair.objects.create(
+        pair = QAPair(
             corpus=assignment.hit.batch.corpus,
             document_id=cleaned.document_id,
             passage_id=cleaned.passage_id,
@@ -271,6 +273,7 @@ class SciQQuestionHandler(HitHandler):
             qc_flags=list(cleaned.qc_flags),
             qc_severity=dict(cleaned.qc_severity),
         )
+        _INSERT_PAIR.save(pair)
         if assignment.vouched and not take_passage(pair):
             logger.warning(
                 "Assignment(%s) chose Passage(%s), already used by another pair",
