@@ -41,6 +41,7 @@ def warm() -> None:
         engine.engine.template_loaders  # noqa: B018
         engine.engine.template_context_processors  # noqa: B018
     get_format_modules()
+    connections["default"].ops.compiler("SQLCompiler")  # the backend's SQL compilers (no connection)
     storages["staticfiles"]
     caches["default"]
     # What a submit loads to publish its follow-up (crowd.services.followups, whose two small modules the

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIRST_REQUESTS = (
     "django.template.loaders.cached",
     "django.template.context_processors",
+    "django.db.models.sql.compiler",
     "django.contrib.messages.storage.fallback",
     "redis.client",
     "celery.app.amqp",
