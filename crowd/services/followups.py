@@ -32,9 +32,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from functools import lru_cache
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-import redis
 from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
@@ -42,6 +41,9 @@ from django_celery_results.models import TaskResult
 
 from annotation.hits import kinds_where
 from annotation.models import Assignment, QAPair
+
+if TYPE_CHECKING:
+    import redis
 
 logger = logging.getLogger(__name__)
 
@@ -176,6 +178,9 @@ def retry_wait(retries: int) -> float:
 
 @lru_cache(maxsize=4)
 def _redis_client(url: str) -> redis.Redis:
+    # Imported here: a web process whose cache is not Redis (the demo's) never loads redis-py.
+    import redis
+
     return redis.Redis.from_url(url)
 
 
@@ -207,6 +212,8 @@ def draining(batch_id: int) -> Iterator[bool]:
     if client is None:
         yield from _cache_mark(batch_id)
         return
+    from redis.exceptions import RedisError
+
     key = cache.make_key(_running_key(batch_id))
     lock = client.lock(key, timeout=RUNNING_LOCK_SECONDS, blocking=False, thread_local=False)
     if not lock.acquire():
@@ -223,19 +230,21 @@ def draining(batch_id: int) -> Iterator[bool]:
         renewing.join()
         try:
             lock.release()
-        except redis.exceptions.RedisError:  # LockError too: it expired before the run ended
+        except RedisError:  # LockError too: it expired before the run ended
             logger.warning("could not release the follow-up lock of Batch(%s)", batch_id, exc_info=True)
 
 
 def _renew(lock: redis.lock.Lock, stop: threading.Event) -> None:
     """Reset ``lock``'s lifetime every third of it until ``stop`` is set or the lock is no longer ours."""
+    from redis.exceptions import LockNotOwnedError, RedisError
+
     while not stop.wait(RUNNING_LOCK_SECONDS / 3):
         try:
             lock.reacquire()
-        except redis.exceptions.LockNotOwnedError:
+        except LockNotOwnedError:
             logger.warning("the follow-up lock %s expired while its run went on", lock.name)
             return
-        except redis.exceptions.RedisError:
+        except RedisError:
             logger.warning("could not renew the follow-up lock %s; trying again", lock.name, exc_info=True)
 
 
