@@ -263,8 +263,10 @@ def through_celery(
         mode = "batched (one run per batch at a time)" if batched else "one job per submission"
         main_ms, pool_ms = ((after[i] - before[i]) * 1000 / n for i in (0, 1))
         idle_ms = sum(idle[i] - after[i] for i in (0, 1)) * 1000 / args.idle
+        command = celery_worker_command(concurrency)
+        flags = " ".join(command[command.index("celery") + 1 :] + args.worker_arg)
         print(
-            f"through Celery ({' '.join(celery_worker_command(concurrency)[3:] + args.worker_arg)}; Redis "
+            f"through Celery ({flags}; Redis "
             f"broker), {mode}, {n} submissions queued {rate:.0f}/s, {messages[0]} messages sent: worker "
             f"CPU {main_ms + pool_ms:.2f} ms (main process {main_ms:.2f}, pool {pool_ms:.2f}), PostgreSQL "
             f"(whole server) {(after[2] - before[2]) * 1000 / n:.2f} ms per submission; Redis commands "

@@ -90,10 +90,12 @@ def server_memory(master: int) -> tuple[list[dict[str, float]], float]:
 
 
 def celery_worker_command(concurrency: int) -> list[str]:
-    """The default-queue Celery worker as the benchmarks run it beside the web workers: the flags of
-    ``docs/deployment.md`` and ``deploy/systemd/crowdqa-worker@.service``, with the pool size the
-    benchmark asks for."""
-    return [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default", "-P", "prefork"] + [
+    """The default-queue Celery worker as the benchmarks run it beside the web workers: the flags and
+    the CPU priority (``Nice=10``) of ``docs/deployment.md`` and ``deploy/systemd/crowdqa-worker@.service``,
+    with the pool size the benchmark asks for."""
+    return ["nice", "-n", "10", sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default"] + [
+        "-P",
+        "prefork",
         "-c",
         str(concurrency),
         "--without-mingle",
