@@ -93,17 +93,10 @@ def celery_worker_command(concurrency: int) -> list[str]:
     """The default-queue Celery worker as the benchmarks run it beside the web workers: the flags and
     the CPU priority (``Nice=10``) of ``docs/deployment.md`` and ``deploy/systemd/crowdqa-worker@.service``,
     with the pool size the benchmark asks for."""
-    return ["nice", "-n", "10", sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default"] + [
-        "-P",
-        "prefork",
-        "-c",
-        str(concurrency),
-        "--without-mingle",
-        "--without-gossip",
-        "--without-heartbeat",
-        "-l",
-        "warning",
-    ]
+    priority = ["nice", "-n", "10"]
+    worker = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default", "-P", "prefork"]
+    events_off = ["--without-mingle", "--without-gossip", "--without-heartbeat"]
+    return priority + worker + ["-c", str(concurrency)] + events_off + ["-l", "warning"]
 
 
 def start_redis(stack: ExitStack, work: Path) -> str:
