@@ -17,14 +17,19 @@ import os
 logger_class = "config.access_log.RedactingLogger"
 
 # Threads share the worker's memory (one Django process per worker); each costs a thread stack and a
-# database connection. Measured (benchmarks/web_worker_memory.py), neither the thread count nor
-# MALLOC_ARENA_MAX moves a worker's memory by more than a few MB (16 -> 4 threads with 2 arenas: 81 ->
-# 76 MB RSS after load): a worker's floor is what the master imported, which the preloading below
-# shares and config/warmup.py keeps to what HIT pages use.
+# database connection.
 worker_class = "gthread"
-threads = int(os.environ.get("GUNICORN_THREADS", "16"))
-# A connection kept alive waits in the event loop, not in a thread; close idle ones after a few seconds.
-keepalive = 5
+threads = int(os.environ.get("GUNICORN_THREADS", "8"))
+# A worker takes no more connections than it has threads; the rest wait in the listening socket's queue,
+# which every worker takes from in arrival order. Left at gunicorn's default (1,000), each worker accepts
+# whatever reaches it first and shares its one core among all of them, so under load some workers hold
+# three times the requests of others and the slowest requests wait far longer than the median
+# (benchmarks/web_worker_memory.py, figures in benchmarks/RESULTS.md).
+worker_connections = threads
+# Every response closes its connection, as gunicorn's sync workers and nginx's upstream connections do:
+# a kept-alive connection would tie its client to one worker and hold one of its few connection slots.
+# A connection that sends nothing within gunicorn's 5 s wait for data is closed.
+keepalive = 0
 # Request line and header limits (gunicorn's defaults, stated here): oversized headers are refused
 # with 400 before Django sees them.
 limit_request_line = 4094

@@ -4,7 +4,7 @@ per second and the CPU each completed HIT cost, with crowdqa measured as deploye
 Three systems serve the same SciQ question HITs (three real ~80-word SciQ passages, a choice among them,
 a question and its answer), each from its own PostgreSQL database on the same server, each with 4
 gunicorn worker processes (``--web-workers``) bound to 127.0.0.1 with DEBUG off: crowdqa as deployed
-(``-c gunicorn.conf.py``: ``gthread`` workers with ``GUNICORN_THREADS`` threads each, 16 by default, the
+(``-c gunicorn.conf.py``: ``gthread`` workers with ``GUNICORN_THREADS`` threads each, 8 by default, the
 application preloaded in the master; ``--crowdqa-env`` changes that, e.g. ``GUNICORN_PRELOAD=0``) with
 its Celery worker on the same machine (Redis broker) consuming every after-submission job; Turkle with
 gunicorn's default ``sync`` workers (one request at a time per worker) and Django's default

@@ -3,6 +3,9 @@
 Four connections send their headers and four their body one byte at a time (the slowloris pattern);
 while they are open, ``/health/`` and the sign-in page must answer within a second. With sync workers
 (the settings before ``gthread``) the eight connections hold both workers and neither page answers.
+A worker whose threads are all held takes no more connections (``worker_connections = threads``): the
+other workers answer them, where a worker left at gunicorn's default of 1,000 connections would queue
+them behind the held threads.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -29,12 +34,12 @@ SLOW_BODIES = 4
 TRICKLE_SECONDS = 0.5  # one byte per connection every half second, for the whole test
 
 
-@pytest.fixture
-def served(tmp_path: Path, settings) -> Iterator[str]:  # noqa: ANN001
-    """gunicorn as deployed (``-c gunicorn.conf.py``, two workers as in scripts/demo.sh)."""
+@contextmanager
+def _gunicorn(tmp_path: Path, **extra_env: str) -> Iterator[str]:
+    """gunicorn as deployed (``-c gunicorn.conf.py``, two workers as in scripts/demo.sh); its base URL."""
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CELERY_TASK_ALWAYS_EAGER")}
-    env.update(DATABASE_URL=database_url(), CROWDQA_VAR_DIR=str(tmp_path / "var"))
+    env.update(DATABASE_URL=database_url(), CROWDQA_VAR_DIR=str(tmp_path / "var"), **extra_env)
     log = (tmp_path / "web.log").open("a")
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "config.wsgi"]
@@ -64,6 +69,12 @@ def served(tmp_path: Path, settings) -> Iterator[str]:  # noqa: ANN001
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
         log.close()
+
+
+@pytest.fixture
+def served(tmp_path: Path, settings) -> Iterator[str]:  # noqa: ANN001
+    with _gunicorn(tmp_path) as url:
+        yield url
 
 
 class Trickler:
@@ -110,6 +121,15 @@ def _timed_get(url: str) -> tuple[float, int | None]:
     return time.monotonic() - started, status
 
 
+def _timed_answer(url: str) -> tuple[float, int | None, dict[str, str]]:
+    started = time.monotonic()
+    try:
+        response = requests.get(url, timeout=3)
+    except requests.RequestException:
+        return time.monotonic() - started, None, {}
+    return time.monotonic() - started, response.status_code, dict(response.headers)
+
+
 def test_slow_clients__health_and_sign_in_page_answer_within_a_second(served: str) -> None:
     port = int(served.rsplit(":", 1)[1])
     header_line = b"X-Slow: " + b"a" * 2000 + b"\r\n"
@@ -137,3 +157,23 @@ def test_slow_clients__health_and_sign_in_page_answer_within_a_second(served: st
     for path, elapsed, status in timings:
         assert status == 200, f"{path}: no answer within 5 s ({elapsed:.2f} s) with slow clients open"
         assert elapsed < 1.0, f"{path}: {elapsed:.2f} s with slow clients open"
+
+
+def test_a_worker_with_every_thread_held_leaves_new_connections_to_the_others(tmp_path: Path) -> None:
+    """One thread per worker: a slow request holds one worker's only thread; requests sent meanwhile, 10
+    at a time, are all answered by the other worker, each on a connection closed after the response."""
+    with _gunicorn(tmp_path, GUNICORN_THREADS="1") as url:
+        port = int(url.rsplit(":", 1)[1])
+        for _ in range(4):
+            requests.get(url + "/health/", timeout=10)
+        with Trickler(port) as slow:
+            slow.open(b"GET /health/ HTTP/1.1\r\nHost: 127.0.0.1\r\n", b"X-Slow: " + b"a" * 2000 + b"\r\n")
+            slow.thread.start()
+            time.sleep(3 * TRICKLE_SECONDS)
+            with ThreadPoolExecutor(max_workers=10) as pool:  # at once: each worker's loop sees some
+                answers = list(pool.map(lambda _: _timed_answer(url + "/health/"), range(20)))
+            assert slow.thread.is_alive()
+    for elapsed, status, headers in answers:
+        assert status == 200, f"no answer within 3 s ({elapsed:.2f} s) while one worker's thread is held"
+        assert elapsed < 1.0, f"{elapsed:.2f} s while one worker's thread is held"
+        assert headers.get("Connection", "").lower() == "close"
