@@ -112,19 +112,11 @@ class Trickler:
             sock.close()
 
 
-def _timed_get(url: str) -> tuple[float, int | None]:
+def _timed_answer(url: str, timeout: float) -> tuple[float, int | None, dict[str, str]]:
+    """Seconds until the answer, its status (None: none within ``timeout``) and its headers."""
     started = time.monotonic()
     try:
-        status = requests.get(url, timeout=5).status_code
-    except requests.RequestException:
-        status = None
-    return time.monotonic() - started, status
-
-
-def _timed_answer(url: str) -> tuple[float, int | None, dict[str, str]]:
-    started = time.monotonic()
-    try:
-        response = requests.get(url, timeout=3)
+        response = requests.get(url, timeout=timeout)
     except requests.RequestException:
         return time.monotonic() - started, None, {}
     return time.monotonic() - started, response.status_code, dict(response.headers)
@@ -150,7 +142,7 @@ def test_slow_clients__health_and_sign_in_page_answer_within_a_second(served: st
         slow.thread.start()
         time.sleep(3 * TRICKLE_SECONDS)  # every slow connection has been accepted and is mid-request
         probes = ("/health/", "/accounts/login/", "/health/")
-        timings = [(path, *_timed_get(served + path)) for path in probes]
+        timings = [(path, *_timed_answer(served + path, 5)[:2]) for path in probes]
         # The slow connections are still open and trickling while the pages answered.
         assert slow.thread.is_alive()
     print("with slow clients open:", ", ".join(f"{p} {e * 1000:.0f} ms ({s})" for p, e, s in timings))
@@ -171,7 +163,7 @@ def test_a_worker_with_every_thread_held_leaves_new_connections_to_the_others(tm
             slow.thread.start()
             time.sleep(3 * TRICKLE_SECONDS)
             with ThreadPoolExecutor(max_workers=10) as pool:  # at once: each worker's loop sees some
-                answers = list(pool.map(lambda _: _timed_answer(url + "/health/"), range(20)))
+                answers = list(pool.map(lambda _: _timed_answer(url + "/health/", 3), range(20)))
             assert slow.thread.is_alive()
     for elapsed, status, headers in answers:
         assert status == 200, f"no answer within 3 s ({elapsed:.2f} s) while one worker's thread is held"
