@@ -27,6 +27,13 @@ submission is stored.
 assignment page plus the iframe that holds the task form (two requests; Turkle's first request alone is
 ``page1``). "Submit" is the POST alone (Turkle answers with a redirect, which is not followed).
 
+``--variant KEY=VALUE`` (repeat) adds a fourth system, ``crowdqa-variant``: a second crowdqa gunicorn
+with that environment on top of crowdqa's (e.g. ``GUNICORN_CMD_ARGS=--threads 16 --keep-alive 5``),
+with its own HITs per round in the same database and the same Celery worker, taking its turn in the
+rotation like the others; the script then also prints the paired ratios of the variant against crowdqa
+as deployed. Why: a change to the deployment is judged on rounds alternated in one run, not on two runs
+an hour apart.
+
 Preparing Turkle (never vendored into this repository), e.g. under /tmp::
 
     # the Turkle 3.1.0 source (git tag 3.1.0 of github.com/hltcoe/turkle), unpacked in /tmp/turkle
@@ -54,6 +61,7 @@ import sys
 import tempfile
 import time
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -207,8 +215,10 @@ def start_celery(stack: ExitStack, env: dict[str, str], work: Path, concurrency:
 
 
 def crowdqa_web_config(env: dict[str, str], workers: int) -> str:
-    """What crowdqa's gunicorn runs, read from ``gunicorn.conf.py`` under ``env``."""
+    """What crowdqa's gunicorn runs: ``gunicorn.conf.py`` read under ``env``, with the options of
+    ``GUNICORN_CMD_ARGS`` that override it (gunicorn applies those after the file)."""
     import runpy
+    import shlex
 
     saved = dict(os.environ)
     os.environ.update(env)
@@ -217,10 +227,21 @@ def crowdqa_web_config(env: dict[str, str], workers: int) -> str:
     finally:
         os.environ.clear()
         os.environ.update(saved)
-    worker_class = "sync" if "-k sync" in env.get("GUNICORN_CMD_ARGS", "") else conf["worker_class"]
-    threads = f" x {conf['threads']} threads" if worker_class == "gthread" else ""
+    words = shlex.split(env.get("GUNICORN_CMD_ARGS", ""))
+    flags = {"-k": "worker_class", "--worker-class": "worker_class", "--threads": "threads"}
+    flags |= {"--worker-connections": "worker_connections", "--keep-alive": "keepalive"}
+    for flag, value in zip(words, words[1:], strict=False):
+        if flag in flags:
+            conf[flags[flag]] = value
+    if conf["worker_class"] != "gthread":
+        return f"{workers} gunicorn {conf['worker_class']} workers"
+    connections = conf.get("worker_connections", 1000)
+    keepalive = f"keep-alive {conf['keepalive']} s" if int(conf.get("keepalive", 2)) else "no keep-alive"
     preload = "preloaded" if conf.get("preload_app") else "not preloaded"
-    return f"{workers} gunicorn {worker_class} workers{threads} ({preload})"
+    return (
+        f"{workers} gunicorn gthread workers x {conf['threads']} threads, {connections} connections each, "
+        f"{keepalive} ({preload})"
+    )
 
 
 Memory = tuple[list[dict[str, float]], float]
@@ -243,7 +264,7 @@ def print_results(results: dict[str, list[dict[str, Any]]], args: argparse.Names
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for number in range(len(results["crowdqa"])):
-        for system in SYSTEMS:
+        for system in results:
             r = results[system][number]
             row = summary(r)
             print(
@@ -259,16 +280,19 @@ def print_results(results: dict[str, list[dict[str, Any]]], args: argparse.Names
         "page p95 <= 0.3, submit p95 <= 0.5, completed HITs/s >= 2.5, CPU per completed HIT (web + Celery + "
         "database) <= 0.5"
     )
-    for turkle in TURKLES:
-        print(f"  against {turkle}:")
+    pairs = [("crowdqa", turkle) for turkle in TURKLES]
+    if "crowdqa-variant" in results:
+        pairs += [("crowdqa-variant", turkle) for turkle in TURKLES] + [("crowdqa-variant", "crowdqa")]
+    for system, other in pairs:
+        print(f"  {system} against {other}:")
         for key in keys:
             values = [
                 summary(c)[key] / summary(t)[key]
-                for c, t in zip(results["crowdqa"], results[turkle], strict=True)
+                for c, t in zip(results[system], results[other], strict=True)
             ]
             print(f"    {key}: {statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})")
     print("CPU ms per completed HIT, median over the counted rounds:")
-    for system in SYSTEMS:
+    for system in results:
         parts = ("web", "celery", "database", "load generator", "machine")
         medians = {k: statistics.median(summary(r)[f"hit_cpu_{k}"] for r in results[system]) for k in parts}
         print(f"  {system}: " + ", ".join(f"{k} {v:.1f}" for k, v in medians.items()))
@@ -296,6 +320,13 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="environment of crowdqa's gunicorn (repeat): GUNICORN_THREADS, GUNICORN_PRELOAD=0, ...",
     )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="run a second crowdqa gunicorn with this environment too, alternated with the others (repeat)",
+    )
     parser.add_argument("--data", type=Path, default=None, help="SciQ folder (default: shared data)")
     parser.add_argument("--keep", action="store_true", help="keep the databases afterwards")
     args = parser.parse_args()
@@ -314,6 +345,10 @@ def main() -> None:
 
     data = args.data or shared_data_dir() / "sciq"
     total_rounds = args.rounds + 1  # round 0 warms every server up and is not counted
+    systems = ("crowdqa", "crowdqa-variant", *TURKLES) if args.variant else SYSTEMS
+    crowdqa_systems = [s for s in systems if s.startswith("crowdqa")]
+    #: Where each crowdqa system's HITs of a round are: the variant's round n uses set-up round T + n.
+    setup_round = {"crowdqa": 0, "crowdqa-variant": total_rounds}
 
     with tempfile.TemporaryDirectory(prefix="crowdqa-load-") as tmp, ExitStack() as stack:
         work = Path(tmp)
@@ -346,8 +381,10 @@ def main() -> None:
             f"passages ({words:.0f} words on average) ...",
             flush=True,
         )
-        contents = setup_crowdqa(total_rounds, args.users, args.hits, items, work)
-        (work / "hits.json").write_text(json.dumps({"rounds": contents}))
+        contents = setup_crowdqa(total_rounds * len(crowdqa_systems), args.users, args.hits, items, work)
+        for number in range(total_rounds * (len(crowdqa_systems) - 1)):
+            (work / f"crowdqa-{total_rounds + number}.json").rename(work / f"crowdqa-variant-{number}.json")
+        (work / "hits.json").write_text(json.dumps({"rounds": contents[:total_rounds]}))
         for turkle, env in turkle_envs.items():
             out = work / turkle
             out.mkdir()
@@ -363,18 +400,25 @@ def main() -> None:
 
         crowdqa_env["REDIS_URL"] = start_redis(stack, work)
         celery = start_celery(stack, crowdqa_env, work, args.celery_workers)
-        ports = {s: free_port() for s in SYSTEMS}
+        ports = {s: free_port() for s in systems}
         web_env = dict(a.split("=", 1) for a in args.crowdqa_env)
-        crowdqa_web = crowdqa_web_config({**crowdqa_env, **web_env}, args.web_workers)
+        web_envs = {
+            "crowdqa": web_env,
+            "crowdqa-variant": {**web_env, **dict(a.split("=", 1) for a in args.variant)},
+        }
+        crowdqa_web = {
+            s: crowdqa_web_config({**crowdqa_env, **web_envs[s]}, args.web_workers) for s in crowdqa_systems
+        }
         masters = {
-            "crowdqa": start(
+            system: start(
                 stack,
                 [sys.executable, "-m", "gunicorn", "config.wsgi:application", "-c", "gunicorn.conf.py"]
-                + ["-b", f"127.0.0.1:{ports['crowdqa']}", "-w", str(args.web_workers)],
+                + ["-b", f"127.0.0.1:{ports[system]}", "-w", str(args.web_workers)],
                 ROOT,
-                {**crowdqa_env, **web_env},
-                work / "crowdqa.log",
-            ),
+                {**crowdqa_env, **web_envs[system]},
+                work / f"{system}.log",
+            )
+            for system in crowdqa_systems
         }
         for turkle, env in turkle_envs.items():
             masters[turkle] = start(
@@ -386,27 +430,29 @@ def main() -> None:
                 work / f"{turkle}.log",
             )
         hosts = {s: f"http://127.0.0.1:{p}" for s, p in ports.items()}
-        wait_ready(hosts["crowdqa"] + "/health/")
+        for system in crowdqa_systems:
+            wait_ready(hosts[system] + "/health/")
         for turkle in TURKLES:
             wait_ready(hosts[turkle] + "/login/")
         time.sleep(2)
         start_memory = {s: server_memory(m.pid) for s, m in masters.items()}
 
-        def drain(number: int) -> None:
+        def drain(system: str, number: int) -> None:
             deadline = time.monotonic() + 900
-            while owed_followups(number):
+            while owed_followups(setup_round[system] + number):
                 if time.monotonic() > deadline:
                     sys.exit(f"round {number}: the Celery worker did not consume every job in 15 minutes")
                 time.sleep(0.2)
 
         postmaster = postmaster_pid(crowdqa_db)
         meters = {
-            s: CpuMeter(m.pid, postmaster, celery.pid if s == "crowdqa" else 0) for s, m in masters.items()
+            s: CpuMeter(m.pid, postmaster, celery.pid if s in crowdqa_systems else 0)
+            for s, m in masters.items()
         }
-        results: dict[str, list[dict[str, Any]]] = {s: [] for s in SYSTEMS}
+        results: dict[str, list[dict[str, Any]]] = {s: [] for s in systems}
         for number in range(total_rounds):
-            shift = number % len(SYSTEMS)
-            order = SYSTEMS[shift:] + SYSTEMS[:shift]  # each system takes each place in turn
+            shift = number % len(systems)
+            order = systems[shift:] + systems[:shift]  # each system takes each place in turn
             for system in order:
                 result = run_round(
                     system,
@@ -415,7 +461,7 @@ def main() -> None:
                     work,
                     args,
                     meters[system],
-                    drain if system == "crowdqa" else None,
+                    partial(drain, system) if system in crowdqa_systems else None,
                 )
                 row = summary(result)
                 label = "warm-up" if number == 0 else f"round {number}"
@@ -437,22 +483,30 @@ def main() -> None:
         celery_rss = [rss_mb(celery.pid)] + [rss_mb(p) for p in children(celery.pid)]
 
         print()
+        variant = (
+            f", crowdqa-variant {crowdqa_web['crowdqa-variant']} with {' '.join(args.variant)}"
+            if args.variant
+            else ""
+        )
         print(
             f"{args.users} users, {args.seconds:.0f} s rounds, "
-            f"crowdqa {crowdqa_web}, Turkle {args.web_workers} gunicorn sync workers, "
+            f"crowdqa {crowdqa_web['crowdqa']}{variant}, Turkle {args.web_workers} gunicorn sync workers, "
             f"crowdqa's Celery worker with {args.celery_workers} processes on the same machine, "
             f"PostgreSQL {parts.hostname}:{parts.port}, {args.rounds} counted rounds, order rotated"
         )
         print_results(results, args)
         print("web workers' memory, MB, at start -> after the load (each worker; whole server: PSS summed)")
-        for system in SYSTEMS:
+        for system in systems:
             print(f"  {system}: " + describe_memory(start_memory[system], after_memory[system]))
         print("crowdqa Celery worker RSS after load: " + ", ".join(f"{v:.0f}" for v in celery_rss) + " MB")
         acknowledged = {
-            s: {f"round-{n}": len(r["times"].get("submit", [])) for n, r in enumerate(results[s], start=1)}
-            for s in SYSTEMS
+            s: {
+                f"round-{setup_round.get(s, 0) + n}": len(r["times"].get("submit", []))
+                for n, r in enumerate(results[s], start=1)
+            }
+            for s in systems
         }
-        stored = {"crowdqa": stored_crowdqa()}
+        stored = {s: stored_crowdqa() for s in crowdqa_systems}
         for turkle, env in turkle_envs.items():
             stored[turkle] = json.loads(
                 subprocess.run(
@@ -466,7 +520,7 @@ def main() -> None:
                 .stdout.strip()
                 .splitlines()[-1]
             )
-        for system in SYSTEMS:
+        for system in systems:
             counted = acknowledged[system]
             missing = {
                 k: (v, stored[system].get(k, 0)) for k, v in counted.items() if stored[system].get(k, 0) < v
