@@ -23,8 +23,8 @@ threads = int(os.environ.get("GUNICORN_THREADS", "8"))
 # A worker takes no more connections than it has threads; the rest wait in the listening socket's queue,
 # which every worker takes from in arrival order. Left at gunicorn's default (1,000), each worker accepts
 # whatever reaches it first and shares its one core among all of them, so under load one worker can hold
-# far more requests than others: at 50 users a submit's p95 was 2.2 times its median, 1.5 with these
-# settings (benchmarks/load_vs_turkle.py, figures in benchmarks/RESULTS.md).
+# far more requests than another: at 50 users a submit's p95 was 1.9-2.3 times its median, 1.5 with
+# these settings (benchmarks/load_vs_turkle.py --variant, figures in benchmarks/RESULTS.md).
 worker_connections = threads
 # Every response closes its connection, as gunicorn's sync workers and nginx's upstream connections do:
 # a kept-alive connection would tie its client to one worker and hold one of its few connection slots.
