@@ -80,6 +80,11 @@ def load(root: Path, count: int) -> dict[str, tuple[str, str]]:
             chosen[record.passage] = (record.question, record.answer)
         if len(chosen) == count:
             break
+    if len(chosen) < count:
+        raise SystemExit(
+            f"SciQ's validation split has {len(chosen)} passages this profile can use; {count} are needed "
+            f"(--workers at most {(len(chosen) - 3) // 3})"
+        )
     Passage.objects.bulk_create(
         Passage(
             corpus=corpus,
