@@ -18,13 +18,15 @@ import gc
 
 
 def warm() -> None:
-    """Resolve every view, load the template engines and the broker and cache clients, then freeze the
-    objects so far (``gc.freeze``: the workers' garbage collections leave those pages unwritten)."""
+    """Resolve every view, load the template engines (the task pages compiled), the broker and cache
+    clients, then freeze the objects so far (``gc.freeze``: the workers' garbage collections leave those
+    pages unwritten)."""
     from django.conf import settings
     from django.core.cache import caches
     from django.core.files.storage import storages
     from django.db import connections
     from django.template import engines
+    from django.template.backends.jinja2 import Jinja2
     from django.urls import URLPattern, get_resolver
     from django.utils.formats import get_format_modules
     from django.utils.module_loading import import_string
@@ -38,6 +40,10 @@ def warm() -> None:
 
     walk(get_resolver())
     for engine in engines.all():
+        if isinstance(engine, Jinja2):  # the task pages, compiled once here and shared by the workers
+            for name in engine.env.list_templates():
+                engine.env.get_template(name)
+            continue
         engine.engine.template_loaders  # noqa: B018
         engine.engine.template_context_processors  # noqa: B018
     get_format_modules()

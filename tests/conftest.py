@@ -1,5 +1,7 @@
 """Fixtures shared by every test package.
 
+The Jinja2 task pages (``worker/task_templates.py``) fill ``response.context`` in the test client as
+Django's templates do: Django's test environment instruments its own engine only.
 ``shared_data(name)`` gives the path of a real dataset under ../shared/data. When the dataset is absent
 the test is skipped with a clear message, or fails when ``CROWDQA_REQUIRE_SHARED_DATA=1`` (CI).
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, Optional
 
 import pytest
 
@@ -23,6 +26,25 @@ pytest_plugins = [
     "tests.webhook_receiver",
     "tests.hub_server",
 ]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _jinja2_rendering_signalled() -> Iterator[None]:
+    """Send ``template_rendered`` for every Jinja2 render, as ``setup_test_environment`` makes Django's
+    engine do, so the test client records the task pages' context."""
+    from django.template.backends import jinja2 as backend
+    from django.test.signals import template_rendered
+
+    original = backend.Template.render
+
+    def render(self: Any, context: Optional[dict[str, Any]] = None, request: Any = None) -> str:
+        template_rendered.send(sender=self, template=self, context=dict(context or {}))
+        return original(self, context, request)
+
+    backend.Template.render = render
+    yield
+    backend.Template.render = original
+
 
 if not os.environ.get("DJANGO_SECRET_KEY"):
     # pytest run without scripts/test.sh: the test process signs with the development key, so the

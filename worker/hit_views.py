@@ -68,6 +68,19 @@ def _page_context(
     }
 
 
+def _task_page(
+    request: HttpRequest,
+    hit: HIT,
+    handler: HitHandler,
+    assignment: Optional[Assignment],
+    check: Optional[FormCheck] = None,
+) -> HttpResponse:
+    """The HIT's task page: the handler's template, rendered by the task pages' Jinja2 engine
+    (``worker/task_templates.py``)."""
+    context = _page_context(hit, handler, assignment, check)
+    return render(request, handler.template_name, context, using="jinja2")
+
+
 def _model_loop(hit: HIT, assignment: Optional[Assignment]) -> Optional[dict[str, Any]]:
     """What the syllabus cards' model check needs on the page, or None (no model, or a preview)."""
     loop = loop_settings(hit.batch) if assignment is not None else None
@@ -137,7 +150,7 @@ def arrive(request: HttpRequest, batch_id: int) -> HttpResponse:
         return _message(request, "Not available", str(exc), status=exc.status)
     if admitted.assignment is None:
         handler = handler_for(batch.kind)
-        return render(request, handler.template_name, _page_context(admitted.hit, handler, None))
+        return _task_page(request, admitted.hit, handler, None)
     return redirect(hit_links.url_for(admitted.assignment))
 
 
@@ -209,14 +222,12 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
         )
     handler = handler_for(batch.kind)
     if request.method != "POST":
-        return render(request, handler.template_name, _page_context(assignment.hit, handler, assignment))
+        return _task_page(request, assignment.hit, handler, assignment)
     fields = handler.fields_from(request.POST)
     check = handler.checked(assignment.hit, assignment, fields)
     if not check.ok:
         assignment = _keep_as_draft(request, token, fields)
-        return render(
-            request, handler.template_name, _page_context(assignment.hit, handler, assignment, check)
-        )
+        return _task_page(request, assignment.hit, handler, assignment, check)
     try:
         with transaction.atomic():
             # The submit's conditional UPDATE is the row lock: a double submission or an expiry that
@@ -234,9 +245,7 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
     except HitConflict as exc:
         assignment = _keep_as_draft(request, token, fields)
         check.error("__all__", str(exc))
-        return render(
-            request, handler.template_name, _page_context(assignment.hit, handler, assignment, check)
-        )
+        return _task_page(request, assignment.hit, handler, assignment, check)
     logger.info("Worker(%s) submitted Assignment(%s)", assignment.worker_id, assignment.pk)
     return _after_submit(request, assignment)
 
@@ -499,4 +508,4 @@ def hit_preview(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404("No such HIT")
     hit = get_object_or_404(HIT.objects.select_related("batch", "document"), pk=pk)
     handler = handler_for(hit.batch.kind)
-    return render(request, handler.template_name, _page_context(hit, handler, None))
+    return _task_page(request, hit, handler, None)

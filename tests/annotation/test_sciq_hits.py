@@ -212,7 +212,7 @@ def test_question_post__passage_of_another_hit_is_refused(client: Client, record
     other = Passage.objects.exclude(hits=mine.hit).first()
     record = records[other.text]
     html = client.post(url, {"passage": str(other.pk), "question": record.question, "answer": record.answer})
-    assert "is not one of this HIT&#x27;s passages" in html.content.decode()
+    assert "is not one of this HIT&#39;s passages" in html.content.decode()
     assert not QAPair.objects.exists()
 
 
@@ -361,7 +361,7 @@ def stage2(
 
 def test_distractor_page__escapes_worker_text_and_shows_six_suggestions(client: Client, stage2: dict) -> None:
     html = client.get(stage2["url"]).content.decode()
-    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &lt;b&gt;now&lt;/b&gt;?" in html
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &lt;b&gt;now&lt;/b&gt;?" in html
     assert "<script>alert" not in html and "<b>now</b>" not in html
     assert html.count('name="suggested"') == 6
     for s in stage2["suggestions"]:
@@ -406,8 +406,8 @@ def test_distractor_post__own_equal_to_answer_and_duplicates(client: Client, sta
 
 def test_distractor_post__nothing_written_and_foreign_ids(client: Client, stage2: dict) -> None:
     html = client.post(stage2["url"], {"suggested": ["999999"], "flag": ["bogus"]}).content.decode()
-    assert "Suggestion &#x27;999999&#x27; is not one of this question" in html
-    assert "Unknown flag &#x27;bogus&#x27;" in html
+    assert "Suggestion &#39;999999&#39; is not one of this question" in html
+    assert "Unknown flag &#39;bogus&#39;" in html
     assert "Write 3 wrong answers yourself" in html
 
 

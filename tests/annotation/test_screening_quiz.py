@@ -14,6 +14,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.http import QueryDict
 from django.urls import reverse
+from markupsafe import escape
 
 from annotation import question_types as qt
 from annotation.hits import handler_for
@@ -61,7 +62,7 @@ def test_get__screening_page_shows_quiz_above_the_cards(client: Any, screening: 
     assert "Screening questions" in body
     for k, question in enumerate(screening["quiz"]):
         assert f'name="quiz-{k}-answer"' in body
-        assert html.escape(question.question) in body
+        assert escape(question.question) in body
     assert body.index('name="quiz-0-answer"') < body.index('name="qa-0-question"')
     syllabus_hit = create_batch(BatchSpec(kind=Batch.Kind.SYLLABUS_QA, corpus=CORPUS, limit=1)).hits.get()
     handler = handler_for(Batch.Kind.SYLLABUS_QA)
@@ -87,10 +88,10 @@ def test_post__missing_quiz_answer_rerenders_with_message_and_keeps_fields(
     assert response.status_code == 200
     assert response.context["errors"] == {"quiz-1-answer": ["Answer screening question 2."]}
     body = response.content.decode()
-    assert html.escape("Answer screening question 2.") in body
+    assert escape("Answer screening question 2.") in body
     for name, value in data.items():
         if value.strip() and not name.endswith(("-start", "-end", "-page", "question_type")):
-            assert html.escape(value) in body, name
+            assert escape(value) in body, name
     assignment = Assignment.objects.get(pk=screening["assignment"].pk)
     assert assignment.status == Assignment.Status.ACCEPTED and assignment.draft == data
 

@@ -7,13 +7,13 @@ spans at exact offsets and pages, in one submission, never twice) and the autosa
 from __future__ import annotations
 
 import csv
-import html
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from markupsafe import escape
 
 from annotation import question_types as qt
 from annotation.hits.syllabus_qa import CARD_TYPES, SyllabusQAHandler
@@ -196,9 +196,7 @@ def test_get__shows_every_page_text_at_its_offsets(client: Any, syllabus_hit: di
     for page in pages:
         assert page["text"] == document.text[page["start"] : page["end"]]
         # The page text is the element's whole content, so browser offsets add up to Document.text offsets.
-        assert (
-            f'data-start="{page["start"]}" data-end="{page["end"]}">{html.escape(page["text"])}</div>' in body
-        )
+        assert f'data-start="{page["start"]}" data-end="{page["end"]}">{escape(page["text"])}</div>' in body
         assert page["image"].endswith(f"/pages/{page['number']}.png")
     assert response.context["has_pdf"]
     assert body.count('name="qa-') >= 14 * 3
@@ -226,10 +224,10 @@ def test_post__invalid_keeps_every_field_with_messages_and_saves_draft(
     body = response.content.decode()
     for name, value in data.items():
         if value and not name.endswith(("-start", "-end", "-page", "question_type")):
-            assert html.escape(value) in body, name
+            assert escape(value) in body, name
     for messages in errors.values():
         for message in messages:
-            assert html.escape(message) in body
+            assert escape(message) in body
     assignment = Assignment.objects.get(pk=syllabus_hit["assignment"].pk)
     assert assignment.status == Assignment.Status.ACCEPTED
     assert assignment.draft == data
@@ -297,7 +295,7 @@ def test_draft__autosave_is_restored_on_get(client: Any, syllabus_hit: dict[str,
     assert "not-a-field" not in assignment.draft and assignment.draft["qa-4-span-0-start"] == str(start)
 
     page_html = client.get(syllabus_hit["url"]).content.decode()
-    assert html.escape(card["question"]) in page_html
+    assert escape(card["question"]) in page_html
     assert f'name="qa-4-span-0-start" value="{start}"' in page_html
     assert f'name="qa-4-span-0-page" value="{page}"' in page_html
 

@@ -16,7 +16,7 @@ from annotation.qc.syllabusqa import SyllabusQAPair, check_pair
 from annotation.tutorial import TYPED_PAIRS, load_tutorial
 from console.templatetags.review_tags import flag_badge
 
-TEMPLATE = Path(__file__).resolve().parents[2] / "templates" / "hits" / "syllabus_qa.html"
+TEMPLATE = Path(__file__).resolve().parents[2] / "templates" / "jinja2" / "hits" / "syllabus_qa.html"
 
 
 def _check(answer: str):  # type: ignore[no-untyped-def]

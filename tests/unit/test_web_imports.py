@@ -81,8 +81,11 @@ for module in (
 ):
     importlib.import_module(module)
 from django.template import engines
-for engine in engines.all():  # every installed app's template tag libraries
-    engine.engine.template_libraries
+for engine in engines.all():  # every installed app's template tag libraries; the task pages' Jinja2
+    if hasattr(engine, "env"):
+        engine.env.list_templates()
+    else:
+        engine.engine.template_libraries
 heavy = json.loads(sys.argv[1])
 print(json.dumps({"views": views, "loaded": sorted(m for m in heavy if m in sys.modules)}))
 """

@@ -1,22 +1,27 @@
-"""Template helpers of the HIT pages: look up a form field's value, errors and warnings by name, and
-static files' and routes' URLs worked out once per process.
+"""Template helpers of the HIT pages: look up a form field's value, errors and warnings by name,
+static files' and routes' URLs worked out once per process, and the time note.
 
-Every HIT page view and every submission renders these templates, so what ``{% static %}`` and
-``{% url %}`` would work out again on each render (about 20 and 50-100 us each) is kept instead:
-:func:`django.templatetags.static.static` and :func:`django.urls.reverse` are functions of the settings,
-the URLconf and the script prefix (``SCRIPT_NAME``) only, and both caches are keyed by the prefix and the
-URLconf and emptied when a setting changes (``setting_changed``, as in tests).
+The task pages (Jinja2, ``worker/task_templates.py``) and the other worker pages (Django templates, as
+``{% load hit_tags %}``) use the same functions. Every HIT page view and every submission renders these
+templates, so what ``{% static %}`` and ``{% url %}`` would work out again on each render (about 20 and
+50-100 us each) is kept instead: :func:`django.templatetags.static.static` and
+:func:`django.urls.reverse` are functions of the settings, the URLconf and the script prefix
+(``SCRIPT_NAME``) only, and both caches are keyed by the prefix and the URLconf and emptied when a
+setting changes (``setting_changed``, as in tests).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 from typing import Any
+from urllib.parse import quote
 
 from django import template
 from django.core.signals import setting_changed
 from django.templatetags.static import static
 from django.urls import get_script_prefix, get_urlconf, reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
 register = template.Library()
 
@@ -34,9 +39,24 @@ def _reverse(prefix: str, urlconf: Any, name: str, args: tuple[Any, ...]) -> str
     return reverse(name, urlconf=urlconf, args=args)
 
 
+#: Stands for the token while a per-assignment route is reversed once (``{% url %}`` quotes nothing in it).
+_TOKEN_MARK = "crowdqa-token-mark"
+#: What ``reverse`` leaves unquoted in a path (``django.urls.resolvers``: RFC 3986 sub-delims and "/~:@").
+_PATH_SAFE = "!$&'()*+,;=/~:@"
+
+
+@lru_cache(maxsize=_CACHED)
+def _token_route(prefix: str, urlconf: Any, name: str) -> tuple[str, str]:
+    before, mark, after = reverse(name, urlconf=urlconf, kwargs={"token": _TOKEN_MARK}).partition(_TOKEN_MARK)
+    if not mark:
+        raise ValueError(f"route {name!r} does not end in its token")
+    return before, after
+
+
 def _forget(**kwargs: Any) -> None:
     _static.cache_clear()
     _reverse.cache_clear()
+    _token_route.cache_clear()
 
 
 setting_changed.connect(_forget, dispatch_uid="hit_tags.forget_urls")
@@ -53,6 +73,30 @@ def cached_url(name: str, *args: Any) -> str:
     """``{% cached_url "hits:tutorial" batch.kind %}``: ``{% url %}`` for a route whose arguments take few
     values (a HIT kind, none), worked out once per process; not for per-assignment tokens."""
     return _reverse(get_script_prefix(), get_urlconf(), name, tuple(args))
+
+
+@register.simple_tag
+def token_url(name: str, token: str) -> str:
+    """``{% token_url "hits:draft" token %}``: ``{% url name token %}`` for a route of a signed link
+    (``<str:token>``), the route reversed once per process and the token quoted as ``reverse`` quotes it."""
+    before, after = _token_route(get_script_prefix(), get_urlconf(), name)
+    return before + quote(str(token), safe=_PATH_SAFE) + after
+
+
+@register.simple_tag
+def time_note(tutorial: Any, batch: Any) -> SafeString:
+    """``{% time_note tutorial batch %}``: how long the task takes and how long the worker has, from the
+    tutorial's typical minutes and the batch's limit (the number the platform gets and the timer counts
+    down from); on the consent page and in every task page's Instructions dialog."""
+    low, high = tutorial.consent.typical_minutes
+    return format_html(
+        '<p class="time-note" id="time-note"><strong>Time:</strong> this task usually takes {} to {} '
+        "minutes. You have {} minutes from accepting it to submit it; a HIT not submitted in time goes "
+        "back to other workers, and your draft is kept if you take it again.</p>",
+        low,
+        high,
+        batch.time_limit_minutes,
+    )
 
 
 @register.filter

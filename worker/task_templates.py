@@ -1,0 +1,55 @@
+"""The Jinja2 environment of the HIT task pages (``templates/jinja2/hits/``; settings.TEMPLATES "jinja2").
+
+Why a second template engine: a task page is rendered on every HIT view and on every submission a
+worker must correct, and Django's template engine spent about 2 ms of CPU on the SciQ question page
+(nodes resolved and escaped one by one at every render; a syllabus page's 14 cards far more), half of
+the page's CPU in the web worker. Jinja2 compiles a template to Python once and renders the same page in
+about 0.2 ms (benchmarks/RESULTS.md, "The task pages rendered by Jinja2"). The other worker pages
+(consent, messages, the tutorial) and the researcher console stay on Django's templates.
+
+The helpers are the same functions the Django templates load from ``hit_tags``, so a URL, a field's
+value or the time note is worked out in one place. Django's ``date`` and ``time`` filters are used as
+Django's templates apply them: on the value converted to the current time zone first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.template import defaultfilters
+from django.utils.html import json_script
+from django.utils.timezone import template_localtime
+from jinja2 import Environment
+
+from worker.templatetags import hit_tags
+
+
+def _date(value: Any, format_string: str) -> str:
+    """Django's ``|date:format`` (``"c"``: ISO 8601) of a datetime in the current time zone."""
+    return defaultfilters.date(template_localtime(value), format_string)
+
+
+def _time(value: Any, format_string: str) -> str:
+    """Django's ``|time:format`` of a datetime in the current time zone."""
+    return defaultfilters.time(template_localtime(value), format_string)
+
+
+def environment(**options: Any) -> Environment:
+    """The environment Django's Jinja2 backend renders the task pages with (autoescaped, as Django's)."""
+    env = Environment(**options)
+    env.globals.update(
+        static=hit_tags.cached_static,
+        cached_url=hit_tags.cached_url,
+        token_url=hit_tags.token_url,
+        time_note=hit_tags.time_note,
+        json_script=json_script,
+    )
+    env.filters.update(
+        get=hit_tags.get,
+        getlist=hit_tags.getlist,
+        contains=hit_tags.contains,
+        pluralize=defaultfilters.pluralize,
+        date=_date,
+        time=_time,
+    )
+    return env
