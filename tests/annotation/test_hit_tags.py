@@ -1,22 +1,26 @@
 """The HIT pages' static files and routes, worked out once per process (worker/templatetags/hit_tags.py).
 
 What the kept URLs must never do: differ from ``{% static %}`` / ``{% url %}``, outlive a settings
-change, or leak from one script prefix (``SCRIPT_NAME``) into another.
+change, or leak from one script prefix (``SCRIPT_NAME``) into another. The task pages (Jinja2) and the
+other worker pages (Django templates) get the same URLs and the same time note.
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
-from django.template import Context, Template
+from django.template import Context, Template, engines
 from django.templatetags.static import static
 from django.test import override_settings
-from django.urls import reverse, set_script_prefix
+from django.urls import NoReverseMatch, reverse, set_script_prefix
 
 from annotation.services.batches import BatchSpec, create_batch
 from crowd.models import Consent, Worker
 from tests.factories import make_textbook
 from worker import hit_links
 from worker.assigning import claim_next
+from worker.templatetags import hit_tags as hit_tags
 
 
 def _render(source: str, **context: object) -> str:
@@ -29,6 +33,55 @@ def test_cached_static_and_url__give_what_the_django_tags_give() -> None:
         "{% url 'hits:tutorial' kind %}", kind="sciq_question"
     )
     assert _render("{% cached_url name %}", name="worker:home") == reverse("worker:home")
+
+
+#: Every route of a signed link a task page or the consent page names.
+TOKEN_ROUTES = (
+    "hits:assignment",
+    "hits:draft",
+    "hits:active",
+    "hits:return",
+    "hits:locate-span",
+    "hits:model-check",
+    "hits:consent",
+)
+
+
+@pytest.mark.parametrize("token", ["12:AbC-d_9xYz", "p7:zz", "a b%c", "é/ü?#"])
+def test_token_url__gives_what_reverse_gives_under_any_prefix(token: str) -> None:
+    """A token is quoted as ``reverse`` quotes it, even one no signer makes (a slash stays quoted)."""
+    for prefix in ("/", "/crowd/"):
+        try:
+            set_script_prefix(prefix)
+            for name in TOKEN_ROUTES:
+                expected = reverse(name, kwargs={"token": token}) if "/" not in token else None
+                got = hit_tags.token_url(name, token)
+                if expected is not None:
+                    assert got == expected, (prefix, name)
+                else:
+                    assert got.startswith(prefix) and "%2F" in got
+        finally:
+            set_script_prefix("/")
+
+
+def test_token_url__refuses_a_route_without_a_token() -> None:
+    with pytest.raises(NoReverseMatch):
+        hit_tags.token_url("worker:home", "12:abc")
+
+
+def test_time_note__the_same_sentence_for_both_engines() -> None:
+    """The consent page (Django) and a task page's Instructions (Jinja2) print one helper's note, with the
+    batch's limit and the tutorial's typical minutes as plain digits."""
+    batch = SimpleNamespace(time_limit_minutes=1200)
+    tutorial = SimpleNamespace(consent=SimpleNamespace(typical_minutes=(3, 5)))
+    django_note = _render("{% time_note tutorial batch %}", tutorial=tutorial, batch=batch)
+    jinja_note = (
+        engines["jinja2"]
+        .from_string("{{ time_note(tutorial, batch) }}")
+        .render({"tutorial": tutorial, "batch": batch})
+    )
+    assert django_note == jinja_note
+    assert "usually takes 3 to 5 minutes. You have 1200 minutes from accepting it" in jinja_note
 
 
 def test_cached_static__follows_a_settings_change() -> None:

@@ -41,8 +41,9 @@ def _reverse(prefix: str, urlconf: Any, name: str, args: tuple[Any, ...]) -> str
 
 #: Stands for the token while a per-assignment route is reversed once (``{% url %}`` quotes nothing in it).
 _TOKEN_MARK = "crowdqa-token-mark"
-#: What ``reverse`` leaves unquoted in a path (``django.urls.resolvers``: RFC 3986 sub-delims and "/~:@").
-_PATH_SAFE = "!$&'()*+,;=/~:@"
+#: What ``reverse`` leaves unquoted in a path (``django.urls.resolvers``: RFC 3986 sub-delims and "~:@"),
+#: less "/": ``reverse`` refuses a token holding one (``<str:token>``), here it is quoted instead.
+_PATH_SAFE = "!$&'()*+,;=~:@"
 
 
 @lru_cache(maxsize=_CACHED)
