@@ -72,6 +72,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so it runs last on the way out: a HEAD response leaves with its GET's headers and no body.
+    "config.head_responses.HeadResponseMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Pages are gzipped (whitenoise serves static files compressed itself, before this runs); Django's
