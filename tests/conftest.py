@@ -1,9 +1,10 @@
 """Fixtures shared by every test package.
 
-The Jinja2 task pages (``worker/task_templates.py``) fill ``response.context`` in the test client as
-Django's templates do: Django's test environment instruments its own engine only.
 ``shared_data(name)`` gives the path of a real dataset under ../shared/data. When the dataset is absent
 the test is skipped with a clear message, or fails when ``CROWDQA_REQUIRE_SHARED_DATA=1`` (CI).
+
+The Jinja2 task pages (``worker/task_templates.py``) fill ``response.context`` in the test client as
+Django's templates do: Django's test environment instruments its own engine only.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from typing import Any
 from django.template import defaultfilters
 from django.utils.html import json_script
 from django.utils.timezone import template_localtime
-from jinja2 import Environment
+from jinja2 import ChainableUndefined, Environment
 
 from worker.templatetags import hit_tags
 
@@ -35,7 +35,10 @@ def _time(value: Any, format_string: str) -> str:
 
 
 def environment(**options: Any) -> Environment:
-    """The environment Django's Jinja2 backend renders the task pages with (autoescaped, as Django's)."""
+    """The environment Django's Jinja2 backend renders the task pages with: autoescaped, and a missing
+    value (or an attribute of one) prints nothing, as in Django's templates, with ``DJANGO_DEBUG`` on too
+    (the backend's defaults print the expression there and fail on an attribute of a missing value)."""
+    options["undefined"] = ChainableUndefined
     env = Environment(**options)
     env.globals.update(
         static=hit_tags.cached_static,
