@@ -14,13 +14,14 @@ from django.template import Context, Template, engines
 from django.templatetags.static import static
 from django.test import override_settings
 from django.urls import NoReverseMatch, reverse, set_script_prefix
+from jinja2 import DebugUndefined
 
 from annotation.services.batches import BatchSpec, create_batch
 from crowd.models import Consent, Worker
 from tests.factories import make_textbook
-from worker import hit_links
+from worker import hit_links, task_templates
 from worker.assigning import claim_next
-from worker.templatetags import hit_tags as hit_tags
+from worker.templatetags import hit_tags
 
 
 def _render(source: str, **context: object) -> str:
@@ -137,3 +138,11 @@ def test_hit_page__served_under_a_script_prefix_links_its_tutorial_under_it(clie
     assert 'data-src="/hit/tutorial/sciq_question/?part=1"' in root
     assert 'data-src="/crowd/hit/tutorial/sciq_question/?part=1"' in mounted
     assert f'href="{stylesheet}"' in mounted and f'src="{script}"' in mounted
+
+
+def test_task_pages__print_nothing_for_a_missing_value_even_in_debug() -> None:
+    """As Django's templates do; the Jinja2 backend would pass ``DebugUndefined`` with ``DJANGO_DEBUG`` on."""
+    env = task_templates.environment(undefined=DebugUndefined, autoescape=True)
+    assert (
+        env.from_string("[{{ missing }}][{{ missing.field.value }}][{{ {}|get('x') }}]").render() == "[][][]"
+    )
