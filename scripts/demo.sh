@@ -26,7 +26,9 @@ batch=$(echo "$summary" | $PY -c 'import json, sys; print(json.load(sys.stdin)["
 invite=$($PY manage.py invite_workers --batch "$batch" --count 1 --label "demo worker" | tail -n 1 \
   | $PY -c 'import json, sys; print(json.load(sys.stdin)["urls"][0])')
 
-.venv/bin/celery -A config worker -B --schedule var/celerybeat-schedule -Q default,gpu -n "demo@%h" --pool solo \
+# Below the web workers' CPU priority, as deployed (docs/deployment.md): a burst of follow-ups waits for the
+# HIT pages in flight instead of slowing them.
+nice -n 10 .venv/bin/celery -A config worker -B --schedule var/celerybeat-schedule -Q default,gpu -n "demo@%h" --pool solo \
   --without-mingle --without-gossip --without-heartbeat \
   --loglevel INFO >var/log/worker.log 2>&1 &
 worker=$!
