@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
-from annotation.models import Assignment, Batch, GoldItem, Validation
+from annotation.models import Assignment, Batch, GoldItem, QAPair, Validation
 from crowd.aggregation import Judgement, validation_label
 
 COUNTED = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED)
@@ -22,14 +22,18 @@ def batch_judgements(batch: Batch) -> list[Judgement]:
     Items are QA pair ids, labels ``accept`` / ``reject``. Answers to attention items are no judgements
     (the question told the worker what to tick) and are left out.
     """
+    # Each alternative is a condition on the validation's own row (its HIT's batch, joined anyway for
+    # the worker, or its pair among a set read once): an OR across the pair's outer joins left PostgreSQL
+    # no plan but nested loops over every join, minutes for a few hundred validations without statistics.
+    collected = QAPair.objects.filter(assignment__hit__batch=batch).values("pk")
+    gold = GoldItem.objects.filter(batch__parent=batch, kind=GoldItem.Kind.GOLD).values("qa_pair")
+    attention = GoldItem.objects.filter(kind=GoldItem.Kind.ATTENTION).values("qa_pair")
     rows = (
         Validation.objects.filter(
-            Q(assignment__hit__batch=batch)
-            | Q(qa_pair__assignment__hit__batch=batch)
-            | Q(qa_pair__gold_item__batch__parent=batch, qa_pair__gold_item__kind=GoldItem.Kind.GOLD),
+            Q(assignment__hit__batch=batch) | Q(qa_pair__in=collected) | Q(qa_pair__in=gold),
             assignment__status__in=COUNTED,
         )
-        .exclude(qa_pair__gold_item__kind=GoldItem.Kind.ATTENTION)
+        .exclude(qa_pair__in=attention)
         .order_by("pk")
         .values_list("qa_pair_id", "assignment__worker__pseudonym", "flags")
     )
