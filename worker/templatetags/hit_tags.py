@@ -50,7 +50,7 @@ _PATH_SAFE = "!$&'()*+,;=~:@"
 def _token_route(prefix: str, urlconf: Any, name: str) -> tuple[str, str]:
     before, mark, after = reverse(name, urlconf=urlconf, kwargs={"token": _TOKEN_MARK}).partition(_TOKEN_MARK)
     if not mark:
-        raise ValueError(f"route {name!r} does not end in its token")
+        raise ValueError(f"route {name!r} takes no token")
     return before, after
 
 
