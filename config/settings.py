@@ -175,11 +175,15 @@ TEMPLATES = [
         },
     },
     {
-        # The HIT task pages, rendered on every HIT view: Jinja2 renders them ~10x faster than Django's
-        # engine (worker/task_templates.py); a name here is never one of the templates above.
+        # The worker's pages around a HIT (the task pages, consent, messages, the tutorial, a platform's
+        # completion page), rendered on every HIT view and submission: Jinja2 renders them ~10x faster
+        # than Django's engine (worker/task_templates.py); a name here is never one of the templates above.
         "BACKEND": "django.template.backends.jinja2.Jinja2",
         "NAME": "jinja2",
-        "DIRS": [BASE_DIR / "templates" / "jinja2"],
+        "DIRS": [
+            BASE_DIR / "templates" / "jinja2",
+            *(p / "jinja2" for p in PLATFORM_PACKAGES if (p / "jinja2").is_dir()),
+        ],
         "APP_DIRS": False,
         "OPTIONS": {"environment": "worker.task_templates.environment"},
     },

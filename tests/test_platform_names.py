@@ -89,7 +89,7 @@ def naming_files(repo: Path) -> set[str]:
     for root in ("templates", *ROOTS):
         for path in sorted((repo / root).rglob("*.html")):
             relative = path.relative_to(repo)
-            if "templates" not in relative.parts or relative.is_relative_to(HOME):
+            if not {"templates", "jinja2"} & set(relative.parts) or relative.is_relative_to(HOME):
                 continue
             if PLATFORM.search(path.read_text(encoding="utf-8")):
                 found.add(relative.as_posix())
@@ -125,9 +125,14 @@ def test_naming_files__finds_modules_and_templates_outside_the_providers(tmp_pat
         ("crowd/migrations/0001_x.py", "x = 'mturk'\n"),
         ("console/b.py", '"""MTurk."""\n'),
         ("templates/hits/c.html", "Finish on Mechanical Turk"),
-        ("crowd/providers/mturk/templates/mturk/d.html", "Finish on Mechanical Turk"),
+        ("crowd/providers/mturk/jinja2/mturk/d.html", "Finish on Mechanical Turk"),
         ("worker/templates/worker/e.html", "{{ batch.title }}"),
+        ("worker/jinja2/worker/f.html", "Prolific"),
     ):
         (tmp_path / place).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / place).write_text(text)
-    assert naming_files(tmp_path) == {"crowd/services/a.py", "templates/hits/c.html"}
+    assert naming_files(tmp_path) == {
+        "crowd/services/a.py",
+        "templates/hits/c.html",
+        "worker/jinja2/worker/f.html",
+    }

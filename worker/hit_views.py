@@ -38,12 +38,15 @@ from evaluation.services.model_checks import PAGE_WAIT_S, loop_settings
 from evaluation.services.options_only import enabled as options_only_enabled
 from worker import admission, assigning, hit_links
 from worker.framing import platform_frameable
+from worker.task_templates import ENGINE
 
 logger = logging.getLogger(__name__)
 
 
 def _message(request: HttpRequest, title: str, text: str, status: int = 200, **extra: Any) -> HttpResponse:
-    return render(request, "hits/message.html", {"title": title, "text": text, **extra}, status=status)
+    return render(
+        request, "hits/message.html", {"title": title, "text": text, **extra}, status=status, using=ENGINE
+    )
 
 
 def _page_context(
@@ -78,7 +81,7 @@ def _task_page(
     """The HIT's task page: the handler's template, rendered by the task pages' Jinja2 engine
     (``worker/task_templates.py``)."""
     context = _page_context(hit, handler, assignment, check)
-    return render(request, handler.template_name, context, using="jinja2")
+    return render(request, handler.template_name, context, using=ENGINE)
 
 
 def _model_loop(hit: HIT, assignment: Optional[Assignment]) -> Optional[dict[str, Any]]:
@@ -110,7 +113,7 @@ def tutorial(request: HttpRequest, kind: str) -> HttpResponse:
     except KeyError:
         raise Http404("No such kind of HIT.") from None
     template = "hits/tutorial.html" if request.GET.get("part") else "hits/tutorial_page.html"
-    response = render(request, template, {"tutorial": handler.tutorial()})
+    response = render(request, template, {"tutorial": handler.tutorial()}, using=ENGINE)
     patch_cache_control(response, public=True, max_age=TUTORIAL_MAX_AGE)
     return response
 
@@ -219,6 +222,7 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
                 "token": token,
                 "tutorial": handler_for(batch.kind).tutorial(),
             },
+            using=ENGINE,
         )
     handler = handler_for(batch.kind)
     if request.method != "POST":
@@ -317,6 +321,7 @@ def _after_submit(request: HttpRequest, assignment: Assignment) -> HttpResponse:
                 "assignment_id": completion.assignment_id,
                 "submitted_at": assignment.submitted_at,
             },
+            using=ENGINE,
         )
     if completion.redirect_to:
         return redirect(completion.redirect_to)

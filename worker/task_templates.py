@@ -1,14 +1,17 @@
-"""The Jinja2 environment of the HIT task pages (``templates/jinja2/hits/``; settings.TEMPLATES "jinja2").
+"""The Jinja2 environment of the worker's pages around a HIT (``templates/jinja2/hits/`` and a platform
+package's ``jinja2/``; settings.TEMPLATES "jinja2"): the task pages, the consent page, the messages a
+worker meets (a submission's "Thank you!" included), the tutorial and a platform's completion page.
 
 Why a second template engine: a task page is rendered on every HIT view and on every submission a
 worker must correct, and Django's template engine spent about 2 ms of CPU on the SciQ question page
 (nodes resolved and escaped one by one at every render; a syllabus page's 14 cards far more), half of
 the page's CPU in the web worker. Jinja2 compiles a template to Python once and renders the same page in
-about 0.2 ms (benchmarks/RESULTS.md, "The task pages rendered by Jinja2"). The other worker pages
-(consent, messages, the tutorial) and the researcher console stay on Django's templates.
+about 0.2 ms (benchmarks/RESULTS.md, "The task pages rendered by Jinja2"). The researcher console and
+the worker's sign-in, home and invite pages (``templates/worker/``, extending the site's ``base.html``)
+stay on Django's templates.
 
-The helpers are the same functions the Django templates load from ``hit_tags``, so a URL, a field's
-value or the time note is worked out in one place. Django's ``date`` and ``time`` filters are used as
+The helpers are the functions of ``page_helpers``, so a URL, a field's value or the time note is worked
+out in one place. Django's ``date`` and ``time`` filters are used as
 Django's templates apply them: on the value converted to the current time zone first.
 """
 
@@ -21,7 +24,10 @@ from django.utils.html import json_script
 from django.utils.timezone import template_localtime
 from jinja2 import ChainableUndefined, Environment
 
-from worker.templatetags import hit_tags
+from worker import page_helpers
+
+#: The engine (``settings.TEMPLATES`` name) every view rendering one of these pages passes to ``render``.
+ENGINE = "jinja2"
 
 
 def _date(value: Any, format_string: str) -> str:
@@ -41,16 +47,16 @@ def environment(**options: Any) -> Environment:
     options["undefined"] = ChainableUndefined
     env = Environment(**options)
     env.globals.update(
-        static=hit_tags.cached_static,
-        cached_url=hit_tags.cached_url,
-        token_url=hit_tags.token_url,
-        time_note=hit_tags.time_note,
+        static=page_helpers.cached_static,
+        cached_url=page_helpers.cached_url,
+        token_url=page_helpers.token_url,
+        time_note=page_helpers.time_note,
         json_script=json_script,
     )
     env.filters.update(
-        get=hit_tags.get,
-        getlist=hit_tags.getlist,
-        contains=hit_tags.contains,
+        get=page_helpers.get,
+        getlist=page_helpers.getlist,
+        contains=page_helpers.contains,
         pluralize=defaultfilters.pluralize,
         date=_date,
         time=_time,

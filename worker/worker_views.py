@@ -27,6 +27,7 @@ from crowd.invites import InviteError, find_invite, redeem
 from crowd.models import Worker
 from crowd.providers.traits import hosted_platforms
 from worker import admission, assigning, hit_links
+from worker.task_templates import ENGINE
 
 
 def _worker_or_none(request: HttpRequest) -> Worker | None:
@@ -84,6 +85,7 @@ def home(request: HttpRequest) -> HttpResponse:
                 "text": "You are signed in without a worker account. Open an invite link to work on HITs.",
             },
             status=403,
+            using=ENGINE,
         )
     in_progress = [
         (a, hit_links.url_for(a))
@@ -138,13 +140,17 @@ def invite(request: HttpRequest, token: str) -> HttpResponse:
     try:
         found = find_invite(token)
     except InviteError as exc:
-        return render(request, "hits/message.html", {"title": "Invite link", "text": str(exc)}, status=410)
+        return render(
+            request, "hits/message.html", {"title": "Invite link", "text": str(exc)}, status=410, using=ENGINE
+        )
     if request.method != "POST":
         return render(request, "worker/invite.html", {"invite": found})
     try:
         worker = redeem(token)
     except InviteError as exc:
-        return render(request, "hits/message.html", {"title": "Invite link", "text": str(exc)}, status=410)
+        return render(
+            request, "hits/message.html", {"title": "Invite link", "text": str(exc)}, status=410, using=ENGINE
+        )
     login(request, worker.user, backend="django.contrib.auth.backends.ModelBackend")
     if found.batch_id:
         try:

@@ -114,7 +114,7 @@ def test_expert_page__type_first_then_answer_stored_once(client: Any, expert_rel
     consent = client.get(url).content.decode()  # the expert's own task and time, not the writers' 14 pairs
     low, high = typical_minutes(batch.kind)
     assert (low, high) == CONSENT.typical_minutes and high < 60
-    assert "you read one question a student asked" in consent and "choose the question&#x27;s type" in consent
+    assert "you read one question a student asked" in consent and "choose the question&#39;s type" in consent
     assert f"usually takes {low} to {high} minutes" in consent and "14 questions" not in consent
     assert f"You have {batch.time_limit_minutes} minutes" in consent
     Consent.objects.create(worker=worker, batch=batch)

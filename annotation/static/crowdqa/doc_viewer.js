@@ -1,4 +1,4 @@
-// crowdqa syllabus viewer, shared by the syllabus and expert HITs (templates/hits/_doc_viewer.html):
+// crowdqa syllabus viewer, shared by the syllabus and expert HITs (templates/jinja2/hits/_doc_viewer.html):
 // both columns fit the viewport, the text view scrolls to a page, the PDF view shows one lazily loaded
 // page image, and the Text/PDF tabs switch between them. Each HIT script adds its own tools on top.
 (function () {

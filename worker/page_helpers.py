@@ -1,13 +1,12 @@
-"""Template helpers of the HIT pages: look up a form field's value, errors and warnings by name,
-static files' and routes' URLs worked out once per process, and the time note.
+"""The helpers of the worker's pages around a HIT (the globals and filters of their Jinja2 environment,
+``worker/task_templates.py``): look up a form field's value, errors and warnings by name, static files'
+and routes' URLs worked out once per process, and the time note.
 
-The task pages (Jinja2, ``worker/task_templates.py``) and the other worker pages (Django templates, as
-``{% load hit_tags %}``) use the same functions. Every HIT page view and every submission renders these
-templates, so what ``{% static %}`` and ``{% url %}`` would work out again on each render (about 20 and
-50-100 us each) is kept instead: :func:`django.templatetags.static.static` and
-:func:`django.urls.reverse` are functions of the settings, the URLconf and the script prefix
-(``SCRIPT_NAME``) only, and both caches are keyed by the prefix and the URLconf and emptied when a
-setting changes (``setting_changed``, as in tests).
+Every HIT page view and every submission renders these pages, so what Django's ``static`` and
+``reverse`` would work out again on each render (about 20 and 50-100 us each) is kept instead:
+:func:`django.templatetags.static.static` and :func:`django.urls.reverse` are functions of the
+settings, the URLconf and the script prefix (``SCRIPT_NAME``) only, and both caches are keyed by the
+prefix and the URLconf and emptied when a setting changes (``setting_changed``, as in tests).
 """
 
 from __future__ import annotations
@@ -16,14 +15,11 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
-from django import template
 from django.core.signals import setting_changed
 from django.templatetags.static import static
 from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
-
-register = template.Library()
 
 #: Routes and files kept per process; HIT templates pass constants and a HIT kind, so few are ever kept.
 _CACHED = 256
@@ -60,33 +56,31 @@ def _forget(**kwargs: Any) -> None:
     _token_route.cache_clear()
 
 
-setting_changed.connect(_forget, dispatch_uid="hit_tags.forget_urls")
+setting_changed.connect(_forget, dispatch_uid="page_helpers.forget_urls")
 
 
-@register.simple_tag
 def cached_static(path: str) -> str:
-    """``{% cached_static "crowdqa/hit.css" %}``: ``{% static %}``'s URL, worked out once per process."""
+    """``{{ static("crowdqa/hit.css") }}``: Django's ``static`` URL of a file, worked out once per
+    process."""
     return _static(get_script_prefix(), path)
 
 
-@register.simple_tag
 def cached_url(name: str, *args: Any) -> str:
-    """``{% cached_url "hits:tutorial" batch.kind %}``: ``{% url %}`` for a route whose arguments take few
+    """``{{ cached_url("hits:tutorial", batch.kind) }}``: ``reverse`` for a route whose arguments take few
     values (a HIT kind, none), worked out once per process; not for per-assignment tokens."""
     return _reverse(get_script_prefix(), get_urlconf(), name, tuple(args))
 
 
-@register.simple_tag
 def token_url(name: str, token: str) -> str:
-    """``{% token_url "hits:draft" token %}``: ``{% url name token %}`` for a route of a signed link
-    (``<str:token>``), the route reversed once per process and the token quoted as ``reverse`` quotes it."""
+    """``{{ token_url("hits:draft", token) }}``: ``reverse(name, args=[token])`` for a route of a signed
+    link (``<str:token>``), the route reversed once per process and the token quoted as ``reverse`` quotes
+    it."""
     before, after = _token_route(get_script_prefix(), get_urlconf(), name)
     return before + quote(str(token), safe=_PATH_SAFE) + after
 
 
-@register.simple_tag
 def time_note(tutorial: Any, batch: Any) -> SafeString:
-    """``{% time_note tutorial batch %}``: how long the task takes and how long the worker has, from the
+    """``{{ time_note(tutorial, batch) }}``: how long the task takes and how long the worker has, from the
     tutorial's typical minutes and the batch's limit (the number the platform gets and the timer counts
     down from); on the consent page and in every task page's Instructions dialog."""
     low, high = tutorial.consent.typical_minutes
@@ -100,18 +94,16 @@ def time_note(tutorial: Any, batch: Any) -> SafeString:
     )
 
 
-@register.filter
 def get(mapping: Any, key: Any) -> Any:
-    """``{{ fields|get:name }}``: a mapping's value for a computed key ("" when absent)."""
+    """``{{ fields|get(name) }}``: a mapping's value for a computed key ("" when absent)."""
     if not hasattr(mapping, "get"):
         return ""
     value = mapping.get(str(key), "")
     return "" if value is None else value
 
 
-@register.filter
 def getlist(mapping: Any, key: Any) -> list[Any]:
-    """``{{ fields|getlist:"flag" }}``: a repeatable field's values as a list (a lone string: one item)."""
+    """``{{ fields|getlist("flag") }}``: a repeatable field's values as a list (a lone string: one item)."""
     if not hasattr(mapping, "get"):
         return []
     value = mapping.get(str(key), [])
@@ -120,7 +112,6 @@ def getlist(mapping: Any, key: Any) -> list[Any]:
     return list(value or [])
 
 
-@register.filter
 def contains(values: Any, item: Any) -> bool:
-    """``{% if fields|getlist:"flag"|contains:"ungrammatical" %}``: membership with string comparison."""
+    """``{% if fields|getlist("flag")|contains("ungrammatical") %}``: membership with string comparison."""
     return str(item) in [str(v) for v in (values or [])]

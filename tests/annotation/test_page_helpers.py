@@ -1,8 +1,7 @@
-"""The HIT pages' static files and routes, worked out once per process (worker/templatetags/hit_tags.py).
+"""The HIT pages' static files and routes, worked out once per process (worker/page_helpers.py).
 
-What the kept URLs must never do: differ from ``{% static %}`` / ``{% url %}``, outlive a settings
-change, or leak from one script prefix (``SCRIPT_NAME``) into another. The task pages (Jinja2) and the
-other worker pages (Django templates) get the same URLs and the same time note.
+What the kept URLs must never do: differ from Django's ``static`` / ``reverse``, outlive a settings
+change, or leak from one script prefix (``SCRIPT_NAME``) into another.
 """
 
 from __future__ import annotations
@@ -10,7 +9,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from django.template import Context, Template, engines
+from django.template import TemplateDoesNotExist, engines
 from django.templatetags.static import static
 from django.test import override_settings
 from django.urls import NoReverseMatch, reverse, set_script_prefix
@@ -19,21 +18,23 @@ from jinja2 import DebugUndefined
 from annotation.services.batches import BatchSpec, create_batch
 from crowd.models import Consent, Worker
 from tests.factories import make_textbook
-from worker import hit_links, task_templates
+from worker import hit_links, page_helpers, task_templates
 from worker.assigning import claim_next
-from worker.templatetags import hit_tags
+
+STATIC = "{{ static('crowdqa/hit.css') }}"
 
 
 def _render(source: str, **context: object) -> str:
-    return Template("{% load static hit_tags %}" + source).render(Context(context))
+    """``source`` rendered by the engine of the worker's HIT pages."""
+    return engines[task_templates.ENGINE].from_string(source).render(context)
 
 
-def test_cached_static_and_url__give_what_the_django_tags_give() -> None:
-    assert _render("{% cached_static 'crowdqa/hit.css' %}") == _render("{% static 'crowdqa/hit.css' %}")
-    assert _render("{% cached_url 'hits:tutorial' kind %}", kind="sciq_question") == _render(
-        "{% url 'hits:tutorial' kind %}", kind="sciq_question"
+def test_cached_static_and_url__give_what_django_gives() -> None:
+    assert _render(STATIC) == static("crowdqa/hit.css")
+    assert _render("{{ cached_url('hits:tutorial', kind) }}", kind="sciq_question") == reverse(
+        "hits:tutorial", args=["sciq_question"]
     )
-    assert _render("{% cached_url name %}", name="worker:home") == reverse("worker:home")
+    assert _render("{{ cached_url(name) }}", name="worker:home") == reverse("worker:home")
 
 
 #: Every route of a signed link a task page or the consent page names.
@@ -56,7 +57,7 @@ def test_token_url__gives_what_reverse_gives_under_any_prefix(token: str) -> Non
             set_script_prefix(prefix)
             for name in TOKEN_ROUTES:
                 expected = reverse(name, kwargs={"token": token}) if "/" not in token else None
-                got = hit_tags.token_url(name, token)
+                got = page_helpers.token_url(name, token)
                 if expected is not None:
                     assert got == expected, (prefix, name)
                 else:
@@ -67,46 +68,38 @@ def test_token_url__gives_what_reverse_gives_under_any_prefix(token: str) -> Non
 
 def test_token_url__refuses_a_route_without_a_token() -> None:
     with pytest.raises(NoReverseMatch):
-        hit_tags.token_url("worker:home", "12:abc")
+        page_helpers.token_url("worker:home", "12:abc")
 
 
-def test_time_note__the_same_sentence_for_both_engines() -> None:
-    """The consent page (Django) and a task page's Instructions (Jinja2) print one helper's note, with the
-    batch's limit and the tutorial's typical minutes as plain digits."""
+def test_time_note__the_batch_limit_and_typical_minutes_as_plain_digits() -> None:
+    """The consent page and a task page's Instructions print this note (one helper): digits, not
+    ``1,200`` or a localized form, and markup, not escaped text."""
     batch = SimpleNamespace(time_limit_minutes=1200)
     tutorial = SimpleNamespace(consent=SimpleNamespace(typical_minutes=(3, 5)))
-    django_note = _render("{% time_note tutorial batch %}", tutorial=tutorial, batch=batch)
-    jinja_note = (
-        engines["jinja2"]
-        .from_string("{{ time_note(tutorial, batch) }}")
-        .render({"tutorial": tutorial, "batch": batch})
-    )
-    assert django_note == jinja_note
-    assert "usually takes 3 to 5 minutes. You have 1200 minutes from accepting it" in jinja_note
+    note = _render("{{ time_note(tutorial, batch) }}", tutorial=tutorial, batch=batch)
+    assert note.startswith('<p class="time-note" id="time-note"><strong>Time:</strong>')
+    assert "usually takes 3 to 5 minutes. You have 1200 minutes from accepting it" in note
 
 
 def test_cached_static__follows_a_settings_change() -> None:
-    before = _render("{% cached_static 'crowdqa/hit.css' %}")
+    before = _render(STATIC)
     with override_settings(STATIC_URL="https://cdn.example.org/assets/"):
-        assert (
-            _render("{% cached_static 'crowdqa/hit.css' %}")
-            == "https://cdn.example.org/assets/crowdqa/hit.css"
-        )
-    assert _render("{% cached_static 'crowdqa/hit.css' %}") == before
+        assert _render(STATIC) == "https://cdn.example.org/assets/crowdqa/hit.css"
+    assert _render(STATIC) == before
 
 
 def test_cached_urls__are_kept_per_script_prefix() -> None:
     try:
         set_script_prefix("/crowd/")
-        assert _render("{% cached_static 'crowdqa/hit.css' %}") == static("crowdqa/hit.css")
+        assert _render(STATIC) == static("crowdqa/hit.css")
         assert (
-            _render("{% cached_url 'hits:tutorial' 'sciq_question' %}")
+            _render("{{ cached_url('hits:tutorial', 'sciq_question') }}")
             == "/crowd/hit/tutorial/sciq_question/"
         )
     finally:
         set_script_prefix("/")
-    assert _render("{% cached_url 'hits:tutorial' 'sciq_question' %}") == "/hit/tutorial/sciq_question/"
-    assert _render("{% cached_static 'crowdqa/hit.css' %}") == static("crowdqa/hit.css")
+    assert _render("{{ cached_url('hits:tutorial', 'sciq_question') }}") == "/hit/tutorial/sciq_question/"
+    assert _render(STATIC) == static("crowdqa/hit.css")
 
 
 @pytest.mark.django_db
@@ -146,3 +139,23 @@ def test_task_pages__print_nothing_for_a_missing_value_even_in_debug() -> None:
     assert (
         env.from_string("[{{ missing }}][{{ missing.field.value }}][{{ {}|get('x') }}]").render() == "[][][]"
     )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "hits/page_base.html",
+        "hits/message.html",
+        "hits/consent.html",
+        "hits/tutorial.html",
+        "hits/tutorial_page.html",
+        "hits/hit_base.html",
+        "mturk/submit.html",
+    ],
+)
+def test_worker_hit_pages__one_engine_renders_them(name: str) -> None:
+    """The pages around a HIT are Jinja2 templates only: a Django template of the same name would be the
+    one ``render`` finds first, and the views pass ``using=ENGINE`` so they never look there."""
+    assert engines[task_templates.ENGINE].get_template(name)
+    with pytest.raises(TemplateDoesNotExist):
+        engines["django"].get_template(name)
