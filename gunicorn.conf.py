@@ -36,6 +36,15 @@ limit_request_line = 4094
 limit_request_fields = 100
 limit_request_field_size = 8190
 
+# Each worker tells the master it is alive by touching a file (``os.utime``) on every turn of its event
+# loop, several times per request. In the default temporary directory, on a disk-backed filesystem, each
+# touch dirties an inode for the filesystem's journal (and can block behind it while PostgreSQL syncs
+# its WAL to the same disk); gunicorn's documentation recommends a memory filesystem. /dev/shm: 9% more
+# completed HITs per second and 9% less CPU per HIT at 50 users, paired over rounds
+# (benchmarks/load_vs_turkle.py --variant, figures in benchmarks/RESULTS.md). None (gunicorn's default)
+# where there is no /dev/shm.
+worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
+
 # The master loads the application and imports what every worker would import on its first requests
 # (config/warmup.py), then forks the workers: those modules sit in pages the workers share instead of a
 # copy per worker. Code changes then need a restart of the master (``systemctl restart``), not a HUP.
