@@ -11,8 +11,8 @@ the worker's sign-in, home and invite pages (``templates/worker/``, extending th
 stay on Django's templates.
 
 The helpers are the functions of ``page_helpers``, so a URL, a field's value or the time note is worked
-out in one place. Django's ``date`` and ``time`` filters are used as
-Django's templates apply them: on the value converted to the current time zone first.
+out in one place. Django's ``date`` and ``time`` filters are used as Django's templates apply them: on
+the value converted to the current time zone first.
 """
 
 from __future__ import annotations
