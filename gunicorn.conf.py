@@ -39,10 +39,9 @@ limit_request_field_size = 8190
 # Each worker tells the master it is alive by touching a file (``os.utime``) on every turn of its event
 # loop, several times per request. In the default temporary directory, on a disk-backed filesystem, each
 # touch dirties an inode for the filesystem's journal (and can block behind it while PostgreSQL syncs
-# its WAL to the same disk); gunicorn's documentation recommends a memory filesystem. At 50 users
-# /dev/shm served 1.09x the completed HITs per second of /tmp (0.99-1.21 over paired rounds,
-# benchmarks/load_vs_turkle.py --variant), within the drift between runs (benchmarks/RESULTS.md).
-# None (gunicorn's default) where there is no /dev/shm.
+# its WAL to the same disk); gunicorn's documentation recommends a memory filesystem. Throughput at 50
+# users did not measurably change: two paired runs, each setting once as the variant, gave 1.09x and
+# 0.94x (benchmarks/RESULTS.md). None (gunicorn's default) where there is no /dev/shm.
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
 # The master loads the application and imports what every worker would import on its first requests
