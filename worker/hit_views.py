@@ -38,15 +38,9 @@ from evaluation.services.model_checks import PAGE_WAIT_S, loop_settings
 from evaluation.services.options_only import enabled as options_only_enabled
 from worker import admission, assigning, hit_links
 from worker.framing import platform_frameable
-from worker.task_templates import ENGINE
+from worker.task_templates import ENGINE, message_page
 
 logger = logging.getLogger(__name__)
-
-
-def _message(request: HttpRequest, title: str, text: str, status: int = 200, **extra: Any) -> HttpResponse:
-    return render(
-        request, "hits/message.html", {"title": title, "text": text, **extra}, status=status, using=ENGINE
-    )
 
 
 def _page_context(
@@ -141,7 +135,7 @@ def arrive(request: HttpRequest, batch_id: int) -> HttpResponse:
         if arrival is None:
             if request.user.is_authenticated and hasattr(request.user, "worker"):
                 return redirect("worker:home")
-            return _message(
+            return message_page(
                 request,
                 "Sign in to work",
                 f"Open this task from {' or '.join(traits.label for traits in arriving())}, "
@@ -150,7 +144,7 @@ def arrive(request: HttpRequest, batch_id: int) -> HttpResponse:
             )
         admitted = admission.admit_arrival(batch, arrival, client_ip(request))
     except admission.Refused as exc:
-        return _message(request, "Not available", str(exc), status=exc.status)
+        return message_page(request, "Not available", str(exc), status=exc.status)
     if admitted.assignment is None:
         handler = handler_for(batch.kind)
         return _task_page(request, admitted.hit, handler, None)
@@ -163,7 +157,7 @@ def _admitted(request: HttpRequest, token: str) -> Assignment | HttpResponse:
     try:
         return admission.admit_link(assignment)
     except admission.Refused as exc:
-        return _message(request, "Not available", str(exc), status=exc.status)
+        return message_page(request, "Not available", str(exc), status=exc.status)
 
 
 def _closed_response(request: HttpRequest, assignment: Assignment) -> Optional[HttpResponse]:
@@ -178,14 +172,16 @@ def _closed_response(request: HttpRequest, assignment: Assignment) -> Optional[H
     ):
         return _after_submit(request, assignment)
     if assignment.status == Assignment.Status.EXPIRED:
-        return _message(
+        return message_page(
             request,
             "Time is up",
             "The time limit of this HIT has passed and it went back to the "
             "pool. Your draft is kept if you accept it again.",
             status=410,
         )
-    return _message(request, "HIT returned", "You returned this HIT. Thank you for your time.", status=410)
+    return message_page(
+        request, "HIT returned", "You returned this HIT. Thank you for your time.", status=410
+    )
 
 
 @csrf_exempt
@@ -311,7 +307,7 @@ def _after_submit(request: HttpRequest, assignment: Assignment) -> HttpResponse:
     finished = traits.finished(assignment.platform_meta, assignment.platform_ref, code)
     completion = completion_for(assignment.worker.platform, finished, config_from(settings))
     if completion is None:
-        return _message(request, "Thank you!", "Your answers are saved.", next_url="worker:home")
+        return message_page(request, "Thank you!", "Your answers are saved.", next_url="worker:home")
     if completion.post_to:
         return render(
             request,
@@ -325,7 +321,7 @@ def _after_submit(request: HttpRequest, assignment: Assignment) -> HttpResponse:
         )
     if completion.redirect_to:
         return redirect(completion.redirect_to)
-    return _message(request, "Submitted", completion.problem)
+    return message_page(request, "Submitted", completion.problem)
 
 
 def _revisions(request: HttpRequest, fields: dict[str, Any]) -> Optional[dict[str, int]]:
@@ -435,12 +431,14 @@ def return_hit(request: HttpRequest, token: str) -> HttpResponse:
     try:
         assigning.return_assignment(assignment)
     except IllegalTransition:
-        return _message(request, "Nothing to return", "This HIT is no longer yours to return.", status=409)
+        return message_page(
+            request, "Nothing to return", "This HIT is no longer yours to return.", status=409
+        )
     if not traits_for(assignment.worker.platform).external:
         batch = assignment.hit.batch
         messages.info(request, f"You returned the HIT “{batch.title or batch.name}”.")
         return redirect("worker:home")
-    return _message(request, "HIT returned", "You returned this HIT. Thank you for your time.")
+    return message_page(request, "HIT returned", "You returned this HIT. Thank you for your time.")
 
 
 @csrf_exempt
@@ -454,7 +452,7 @@ def give_consent(request: HttpRequest, token: str) -> HttpResponse:
     """
     assignment = hit_links.assignment_for(token)
     if request.POST.get("consent") != "yes":
-        return _message(
+        return message_page(
             request,
             "No consent given",
             "You did not agree to take part, so the task is not shown. You can return the HIT.",

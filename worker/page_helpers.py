@@ -35,7 +35,7 @@ def _reverse(prefix: str, urlconf: Any, name: str, args: tuple[Any, ...]) -> str
     return reverse(name, urlconf=urlconf, args=args)
 
 
-#: Stands for the token while a per-assignment route is reversed once (``{% url %}`` quotes nothing in it).
+#: Stands for the token while a per-assignment route is reversed once (``reverse`` quotes nothing in it).
 _TOKEN_MARK = "crowdqa-token-mark"
 #: What ``reverse`` leaves unquoted in a path (``django.urls.resolvers``: RFC 3986 sub-delims and "~:@"),
 #: less "/": ``reverse`` refuses a token holding one (``<str:token>``), here it is quoted instead.

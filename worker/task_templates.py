@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.template import defaultfilters
 from django.utils.html import json_script
 from django.utils.timezone import template_localtime
@@ -28,6 +30,16 @@ from worker import page_helpers
 
 #: The engine (``settings.TEMPLATES`` name) every view rendering one of these pages passes to ``render``.
 ENGINE = "jinja2"
+
+
+def message_page(
+    request: HttpRequest, title: str, text: str, status: int = 200, **extra: Any
+) -> HttpResponse:
+    """A short page for a worker (``hits/message.html``): a title, a text, and with ``next_url`` a link back
+    to the available work."""
+    return render(
+        request, "hits/message.html", {"title": title, "text": text, **extra}, status=status, using=ENGINE
+    )
 
 
 def _date(value: Any, format_string: str) -> str:

@@ -27,7 +27,7 @@ from crowd.invites import InviteError, find_invite, redeem
 from crowd.models import Worker
 from crowd.providers.traits import hosted_platforms
 from worker import admission, assigning, hit_links
-from worker.task_templates import ENGINE
+from worker.task_templates import message_page
 
 
 def _worker_or_none(request: HttpRequest) -> Worker | None:
@@ -77,15 +77,11 @@ def home(request: HttpRequest) -> HttpResponse:
 
     worker = _worker_or_none(request)
     if worker is None:
-        return render(
+        return message_page(
             request,
-            "hits/message.html",
-            {
-                "title": "No worker account",
-                "text": "You are signed in without a worker account. Open an invite link to work on HITs.",
-            },
+            "No worker account",
+            "You are signed in without a worker account. Open an invite link to work on HITs.",
             status=403,
-            using=ENGINE,
         )
     in_progress = [
         (a, hit_links.url_for(a))
@@ -140,17 +136,13 @@ def invite(request: HttpRequest, token: str) -> HttpResponse:
     try:
         found = find_invite(token)
     except InviteError as exc:
-        return render(
-            request, "hits/message.html", {"title": "Invite link", "text": str(exc)}, status=410, using=ENGINE
-        )
+        return message_page(request, "Invite link", str(exc), status=410)
     if request.method != "POST":
         return render(request, "worker/invite.html", {"invite": found})
     try:
         worker = redeem(token)
     except InviteError as exc:
-        return render(
-            request, "hits/message.html", {"title": "Invite link", "text": str(exc)}, status=410, using=ENGINE
-        )
+        return message_page(request, "Invite link", str(exc), status=410)
     login(request, worker.user, backend="django.contrib.auth.backends.ModelBackend")
     if found.batch_id:
         try:
