@@ -16,16 +16,13 @@ each field's ``from_db_value`` (JSON), naive datetimes made aware in the databas
 zone support, such as SQLite) and booleans made ``bool``. Field types whose values the database
 backend itself converts in other ways (decimals, UUIDs, durations, times...) are refused when the read
 is built, so a model that gains such a field fails at import and in ``tests/test_sql_reads.py``, which
-compares every read with its plain queryset, field by field, on SQLite and PostgreSQL.
+compares every read with its plain queryset, field by field, on SQLite and PostgreSQL. On PostgreSQL each
+read is planned once per database session (:mod:`annotation.sql_prepared`).
 """
 
 from __future__ import annotations
 
 import datetime
-import hashlib
-import re
-import threading
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -35,6 +32,8 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, NotSupportedError, connections, models, transaction
 from django.db.transaction import TransactionManagementError
 from django.utils.dateparse import parse_datetime
+
+from annotation import sql_prepared
 
 M = TypeVar("M", bound=models.Model)
 
@@ -55,11 +54,6 @@ _PLAIN = (
 
 #: The database backends whose SQL dialect the reads are written in.
 VENDORS = ("postgresql", "sqlite")
-
-#: The statements prepared on each open PostgreSQL session, by its DB-API connection: a new connection
-#: is a new key, and one a pool hands out again keeps its statements, as the session does.
-_PREPARED: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
-_PREPARED_LOCK = threading.Lock()
 
 
 def quote(name: str) -> str:
@@ -193,7 +187,7 @@ class SqlRead(Generic[M]):
             sql += f" ORDER BY {order_by}"
         self._sql = sql.format(**self.aliases)
         self._params = self._sql.count("%s")
-        self._lock_sql = " FOR UPDATE OF t0"
+        self._locked_sql = self._sql + " FOR UPDATE OF t0"
 
     def _add_table(
         self, model: type[models.Model], alias: str, parent: int | None, name: str, columns: list[str]
@@ -224,29 +218,8 @@ class SqlRead(Generic[M]):
         if connection.vendor not in VENDORS:
             raise NotSupportedError(f"SqlRead is written for {', '.join(VENDORS)}, not {connection.vendor}")
         if self.lock and connection.vendor == "postgresql":
-            return self._sql + self._lock_sql
+            return self._locked_sql
         return self._sql  # SQLite has no row locks: its write transactions run one at a time
-
-    def _prepared(self, connection: Any) -> str:
-        """``EXECUTE`` of the statement prepared on this connection (``PREPARE`` once per connection).
-
-        PostgreSQL plans a statement each time it receives it; planning this one costs more than
-        running it (0.7 ms against 0.1 ms for the signed link's read). A prepared statement is planned
-        once per session (PostgreSQL's ``PREPARE``; it outlives the rollback of its transaction). Its
-        name carries a digest of the SQL, so a changed read is prepared anew. The PREPARE goes through
-        the DB-API connection, like the session's other set-up, so a request's statements (and the
-        tests that count them) are the same whichever request of a session comes first.
-        """
-        sql = self.sql(connection)
-        name = f"crowdqa_{hashlib.sha256(sql.encode()).hexdigest()[:20]}"
-        with _PREPARED_LOCK:
-            done = _PREPARED.setdefault(connection.connection, set())
-        if name not in done:
-            numbered = iter(range(1, sql.count("%s") + 1))
-            with connection.connection.cursor() as session:  # set-up of the session, as SET TIME ZONE is
-                session.execute(f"PREPARE {name} AS " + re.sub("%s", lambda _: f"${next(numbered)}", sql))
-            done.add(name)
-        return f"EXECUTE {name}({', '.join(['%s'] * self._params)})"
 
     def all(self, *params: Any) -> list[M]:
         """Every instance the read finds for ``params``, related objects attached."""
@@ -256,10 +229,7 @@ class SqlRead(Generic[M]):
         if len(params) != self._params:
             raise TypeError(f"the read takes {self._params} value(s), not {len(params)}")
         with connection.cursor() as cursor:
-            if connection.vendor == "postgresql":
-                cursor.execute(self._prepared(connection), params)
-            else:
-                cursor.execute(self.sql(connection), params)
+            cursor.execute(sql_prepared.statement(connection, self.sql(connection)), params)
             rows = cursor.fetchall()
         return [self._instance(row, connection) for row in rows]
 

@@ -13,7 +13,8 @@ An :class:`SqlInsert` saves a new instance as ``save()`` would store it (``pre_s
 ``auto_now_add`` and defaults apply; the key and the database-generated columns read back with
 ``RETURNING``) but, like ``bulk_create``, sends no ``pre_save``/``post_save`` signals: use it only for a
 model nothing listens to. ``tests/test_sql_writes.py`` compares each use with its queryset, on SQLite
-and PostgreSQL.
+and PostgreSQL. On PostgreSQL each statement is planned once per database session
+(:mod:`annotation.sql_prepared`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections, models, transaction
 
+from annotation import sql_prepared
 from annotation.sql_reads import quote
 
 
@@ -85,7 +87,7 @@ class SqlUpdate:
             for field, value in zip(self._where, where_values, strict=True)
         ]
         with transaction.mark_for_rollback_on_error(self.using), connection.cursor() as cursor:
-            cursor.execute(self.sql, params)
+            cursor.execute(sql_prepared.statement(connection, self.sql), params)
             return cursor.rowcount
 
 
@@ -129,7 +131,7 @@ class SqlInsert:
             field.get_db_prep_save(field.pre_save(instance, True), connection) for field in self._fields
         ]
         with transaction.mark_for_rollback_on_error(self.using), connection.cursor() as cursor:
-            cursor.execute(self.sql, params)
+            cursor.execute(sql_prepared.statement(connection, self.sql), params)
             row = cursor.fetchone()
         for field, value in zip(self._returning, row, strict=True):
             convert = getattr(field, "from_db_value", None)

@@ -93,12 +93,21 @@ def test_take_and_swap__store_what_the_queryset_updates_store() -> None:
 
 
 def test_sql_update__runs_one_statement_seen_by_query_capture() -> None:
+    """One statement a call: on PostgreSQL the EXECUTE of the UPDATE prepared on the session."""
     written, _ = _two_assignments()
     with CaptureQueriesContext(connection) as queries:
         _SUBMIT.run(("submitted", {}, timezone.now(), 1.0), (written.pk, "accepted"))
-    assert len(queries) == 1 and queries[0]["sql"].startswith(
-        'UPDATE "annotation_assignment" SET "status" = '
+    expected = (
+        "EXECUTE crowdqa_" if connection.vendor == "postgresql" else 'UPDATE "annotation_assignment" SET'
     )
+    assert len(queries) == 1 and queries[0]["sql"].startswith(expected)
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT statement FROM pg_prepared_statements WHERE name LIKE 'crowdqa_%%'")
+            prepared = [statement for (statement,) in cursor.fetchall()]
+        assert any(
+            s.startswith("PREPARE crowdqa_") and 'UPDATE "annotation_assignment" SET' in s for s in prepared
+        )
 
 
 def test_sql_update__a_failing_statement_marks_the_atomic_block_for_rollback() -> None:
