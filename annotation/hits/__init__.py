@@ -6,6 +6,7 @@ comparing kinds; ``tests/test_hit_kinds.py`` keeps it so.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from annotation.hits.base import BuiltFrom, FormCheck, HitConflict, HitHandler
@@ -18,13 +19,20 @@ def handler_for(kind: str) -> HitHandler:
     Raises:
         KeyError: for an unknown kind.
     """
+    return _handler_classes()[kind]()
+
+
+@functools.cache
+def _handler_classes() -> dict[str, type[HitHandler]]:
+    """Each batch kind's handler class, built on first use (the handlers' modules import this one);
+    every request on a HIT link asks for its handler, so the mapping is built once per process."""
     from annotation.hits.expert_answer import ExpertAnswerHandler
     from annotation.hits.sciq_distractor import SciQDistractorHandler
     from annotation.hits.sciq_question import SciQQuestionHandler
     from annotation.hits.syllabus_qa import ScreeningHandler, SyllabusQAHandler
     from annotation.hits.verdict_validation import VerdictValidationHandler
 
-    handlers: dict[str, type[HitHandler]] = {
+    return {
         Batch.Kind.SYLLABUS_QA: SyllabusQAHandler,
         Batch.Kind.SCREENING: ScreeningHandler,
         Batch.Kind.SCIQ_QUESTION: SciQQuestionHandler,
@@ -32,7 +40,6 @@ def handler_for(kind: str) -> HitHandler:
         Batch.Kind.EXPERT_ANSWER: ExpertAnswerHandler,
         Batch.Kind.VERDICT_VALIDATION: VerdictValidationHandler,
     }
-    return handlers[kind]()
 
 
 def kinds_where(test: Callable[[HitHandler], bool]) -> list[str]:
