@@ -14,30 +14,42 @@ is closed, so no worker inherits a socket from the master.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 
 
 def warm() -> None:
-    """Resolve every view, load the template engines (the task pages compiled), the broker and cache
-    clients, then freeze the objects so far (``gc.freeze``: the workers' garbage collections leave those
-    pages unwritten)."""
+    """Resolve every view and build the URL reverse tables, load the template engines (the task pages
+    compiled), the broker and cache clients, then freeze the objects so far (``gc.freeze``: the
+    workers' garbage collections leave those pages unwritten)."""
     from django.conf import settings
     from django.core.cache import caches
     from django.core.files.storage import storages
     from django.db import connections
     from django.template import engines
     from django.template.backends.jinja2 import Jinja2
-    from django.urls import URLPattern, get_resolver
+    from django.urls import NoReverseMatch, URLPattern, get_resolver, reverse
     from django.utils.formats import get_format_modules
     from django.utils.module_loading import import_string
 
-    def walk(resolver) -> None:  # noqa: ANN001
+    def tables(namespace: str) -> None:
+        # A first reverse in a process builds the reverse tables of the URLconf and of the route's
+        # namespace (about 70 ms and 0.6 MB for the links of a HIT page): built here, the workers share
+        # them. A name that matches nothing builds them all the same.
+        with contextlib.suppress(NoReverseMatch):
+            reverse(f"{namespace}crowdqa-warm-up")
+
+    def walk(resolver, namespace: str = "") -> None:  # noqa: ANN001
         for pattern in resolver.url_patterns:
             if isinstance(pattern, URLPattern):
                 pattern.callback  # noqa: B018 - importing the view is the point
             else:
-                walk(pattern)
+                inner = f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace
+                if inner != namespace:
+                    tables(inner)
+                walk(pattern, inner)
 
+    tables("")
     walk(get_resolver())
     for engine in engines.all():
         if isinstance(engine, Jinja2):  # the task pages, compiled once here and shared by the workers

@@ -42,12 +42,19 @@ connection.ensure_connection()  # as if loading the application had queried the 
 from config.warmup import warm
 before = sorted(m for m in json.loads(sys.argv[1]) if m in sys.modules)
 warm()
+from django.urls import reverse
+from django.urls.resolvers import URLResolver
+built = []
+populate = URLResolver._populate
+URLResolver._populate = lambda self: (built.append(self), populate(self))[1]
+reverse("hits:draft", kwargs={"token": "t"}), reverse("worker:home")
 names = json.loads(sys.argv[1]) + json.loads(sys.argv[2]) + json.loads(sys.argv[3])
 print(json.dumps({
     "before": before,
     "loaded": sorted(m for m in names if m in sys.modules),
     "connected": connection.connection is not None,
     "frozen": gc.get_freeze_count(),
+    "reverse_tables_built_after": len(built),
 }))
 """
 
@@ -75,6 +82,8 @@ def test_warm_imports_what_first_requests_import_and_closes_the_database(tmp_pat
     assert report["loaded"] == sorted(FIRST_REQUESTS), report
     assert report["connected"] is False
     assert report["frozen"] > 10_000
+    # A HIT page's links and the message page's reverse nothing the master has not built.
+    assert report["reverse_tables_built_after"] == 0
 
 
 @pytest.mark.parametrize("preload", [True, False])
