@@ -7,10 +7,11 @@ plans a statement once per session (it outlives the rollback of its transaction)
 by name. :func:`statement` prepares a statement on first use in a session and returns its ``EXECUTE``
 (on SQLite, which plans a statement it has seen from its own cache, the statement itself).
 
-Why by hand: psycopg prepares statements itself (``prepare_threshold``) only with server-side binding,
-which Django enables for every query of a connection at once (``OPTIONS["server_side_binding"]``), and
-some of the ORM's queries fail under it (a parameter in both a SELECT expression and its GROUP BY, for
-instance); these statements are written as SQL once, so their preparation can be too.
+Why by hand: psycopg prepares statements itself (``prepare_threshold``) only on cursors that bind the
+parameters on the server, and Django turns those on for every query of a connection at once
+(``OPTIONS["server_side_binding"]``), which changes how the parameters of every ORM query are typed and
+works for plain SELECT and DML only (psycopg's documentation, "Server-side binding"). These statements
+are written as SQL once, so their preparation can be too.
 """
 
 from __future__ import annotations
