@@ -13,7 +13,8 @@ the server process's CPU for the same calls (``/proc/<backend pid>/stat``, same 
 Variants: ``plain`` builds the queryset per call (what a view would write); ``reused`` builds it once and
 calls ``.get(pk=)`` on it per call (annotation resolved once, SQL compiled per call); ``shipped`` is what
 the application uses (:func:`~worker.hit_links.assignment_for`, without the token's signature check,
-timed apart as ``unsign``).
+timed apart as ``unsign``). Last, a SciQ page's or submit's two reads (the link, the HIT's passages) one
+after the other and together in one round trip (``assignment_for(token, passages=True)``), alternated.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from django.db import connection  # noqa: E402
 from django.db.models import Exists, OuterRef  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
 
-from annotation.hits import sciq_question  # noqa: E402
+from annotation import hit_passages  # noqa: E402
 from annotation.models import HIT, Assignment, Passage  # noqa: E402
 from crowd.models import Consent  # noqa: E402
 from tests.factories import make_assignment, make_batch, make_document, make_textbook, make_worker  # noqa: E402
@@ -130,7 +131,21 @@ def main() -> None:
             lambda: list(Passage.objects.filter(hits=passages_hit.pk).order_by("pk")),
             args.calls,
         )
-        measure("shipped", lambda: sciq_question.offered_passages(passages_hit.pk), args.calls)
+        measure("shipped", lambda: hit_passages.BY_HIT.all(passages_hit.pk), args.calls)
+        passages_token = hit_links.token_for(
+            make_assignment(batch=passages_hit.batch, hit=passages_hit, worker=make_worker("w-passages"))
+        )
+
+        def link_then_passages() -> None:
+            hit_passages.offered(hit_links.assignment_for(passages_token).hit)
+
+        def link_with_passages() -> None:
+            hit_passages.offered(hit_links.assignment_for(passages_token, passages=True).hit)
+
+        print("the link and the passages, as a SciQ page or submit reads them:")
+        for _ in range(3):  # alternated: a drift of the machine's speed shows as a spread, not a gap
+            measure("link, then passages", link_then_passages, args.calls)
+            measure("together (one round trip)", link_with_passages, args.calls)
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
 

@@ -18,9 +18,10 @@ from django.db.models import Model
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 
+from annotation import hit_passages
 from annotation.hits.sciq_question import offered_passages
 from annotation.models import HIT, Assignment, Batch, Passage
-from annotation.sql_reads import SqlRead, _converter
+from annotation.sql_reads import SqlRead, _converter, together
 from crowd.models import Consent, Worker
 from tests.factories import make_assignment, make_batch, make_document, make_textbook, make_worker
 from tests.threads import run_in_threads, skip_unless_threads_share_the_database
@@ -217,8 +218,69 @@ def test_offered_passages__equal_the_related_manager_in_id_order() -> None:
     hits[1].passages.set(passages[3:])
     for hit in hits:
         expected = [_fields(p) for p in hit.passages.order_by("pk")]
-        assert [_fields(p) for p in offered_passages(hit.pk)] == expected
-    assert offered_passages(-1) == []
+        assert [_fields(p) for p in offered_passages(hit)] == expected
+        for assignment in (make_assignment(batch=batch, hit=hit, worker=make_worker(f"w{hit.pk}")),):
+            by_link = [_fields(p) for p in hit_passages.BY_ASSIGNMENT.all(assignment.pk)]
+            assert by_link == expected
+    assert hit_passages.BY_HIT.all(-1) == [] and hit_passages.BY_ASSIGNMENT.all(-1) == []
+
+
+def _passage_hit() -> tuple[HIT, Assignment]:
+    corpus = make_textbook("tb", [f"Passage number {i} about cells." for i in range(3)])
+    batch = make_batch(corpus=corpus)
+    hit = HIT.objects.create(batch=batch, position=0)
+    hit.passages.set(Passage.objects.filter(corpus=corpus).order_by("-pk"))
+    return hit, make_assignment(batch=batch, hit=hit, worker=make_worker("w-passages"))
+
+
+def test_link_read_with_passages__keeps_them_on_the_hit_in_one_round_trip() -> None:
+    """On PostgreSQL the link and the HIT's passages come in one round trip (two statements in one
+    query string); elsewhere one after the other. The passages are those of the related manager, and
+    the page's and the submission's reads of them read nothing more."""
+    hit, assignment = _passage_hit()
+    token = hit_links.token_for(assignment)
+    hit_links.assignment_for(token, passages=True)  # prepared in this session
+    with CaptureQueriesContext(connection) as queries:
+        read = hit_links.assignment_for(token, passages=True)
+    assert len(queries) == (1 if connection.vendor == "postgresql" else 2)
+    _assert_same(read, _plain(assignment.pk))
+    expected = [_fields(p) for p in hit.passages.order_by("pk")]
+    with CaptureQueriesContext(connection) as queries:
+        assert [_fields(p) for p in offered_passages(read.hit)] == expected
+    assert len(queries) == 0
+    with CaptureQueriesContext(connection) as queries:
+        assert [_fields(p) for p in offered_passages(hit_links.assignment_for(token).hit)] == expected
+    assert len(queries) == 2  # without ``passages`` they are read when asked for
+
+
+def test_together__gives_what_each_read_gives_alone() -> None:
+    """Reads run together find what each finds alone, in the order given, empty results included."""
+    hit, assignment = _passage_hit()
+    link = SqlRead(Assignment, related=("hit__batch", "worker"), where='{self}."id" = %s')
+    reads = [
+        (link, (assignment.pk,)),
+        (hit_passages.BY_HIT, (hit.pk,)),
+        (hit_passages.BY_HIT, (-1,)),
+        (link, (assignment.pk,)),
+    ]
+    alone = [read.all(*params) for read, params in reads]
+    found = together(*reads)
+    assert [[_fields(o) for o in result] for result in found] == [
+        [_fields(o) for o in result] for result in alone
+    ]
+    assert _fields(found[0][0].hit.batch) == _fields(alone[0][0].hit.batch)
+    assert together() == []
+    with pytest.raises(TypeError):
+        together((hit_passages.BY_HIT, ()), (link, (assignment.pk,)))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_together__a_locked_read_outside_a_transaction_is_refused_before_anything_is_sent() -> None:
+    hit, assignment = _passage_hit()
+    locked = SqlRead(Assignment, where='{self}."id" = %s', lock=True)
+    with CaptureQueriesContext(connection) as queries, pytest.raises(TransactionManagementError):
+        together((locked, (assignment.pk,)), (hit_passages.BY_HIT, (hit.pk,)))
+    assert len(queries) == 0
 
 
 @pytest.mark.django_db(transaction=True)
@@ -270,3 +332,18 @@ def test_fields_the_backend_converts_otherwise__are_refused(field: models.Field)
 def test_related_path_that_is_not_a_forward_key__is_refused() -> None:
     with pytest.raises(ValueError, match="forward foreign key"):
         SqlRead(HIT, where="1 = 1", related=("assignments",))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_together__on_a_new_session_prepares_each_read_then_sends_them_in_one_query() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL prepared statements, several in one query")
+    hit, assignment = _passage_hit()
+    token = hit_links.token_for(assignment)
+    connection.close()  # as a fresh web worker's first request finds it
+    for _ in range(2):
+        with CaptureQueriesContext(connection) as queries:
+            read = hit_links.assignment_for(token, passages=True)
+        assert [q["sql"].count("EXECUTE") for q in queries] == [2]
+        assert [p.pk for p in offered_passages(read.hit)] == sorted(p.pk for p in hit.passages.all())
+        assert len(_prepared_here()) == 2

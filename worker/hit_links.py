@@ -13,6 +13,7 @@ from django.core import signing
 from django.http import Http404
 from django.urls import reverse
 
+from annotation import hit_passages, sql_reads
 from annotation.models import HIT, Assignment
 from annotation.sql_reads import SqlRead
 from crowd.models import Consent
@@ -62,12 +63,14 @@ _READ = _link_read(lock=False)
 _READ_LOCKED = _link_read(lock=True)
 
 
-def assignment_for(token: str, lock: bool = False) -> Assignment:
+def assignment_for(token: str, lock: bool = False, passages: bool = False) -> Assignment:
     """The assignment a token names, with its HIT, batch, corpus, document and worker.
 
     One statement: it also answers whether the worker has consented to the batch (``has_consent``),
     which every HIT page asks next. With ``lock`` (inside a transaction) the same statement takes the
     assignment's row lock (the assignment row only), so a caller that writes it needs no second read.
+    With ``passages`` the HIT's passages are read in the same round trip and kept on the HIT
+    (:mod:`annotation.hit_passages`): the task page and the submission of a passage HIT need them.
     Every request on a signed link (page, autosave, submit, span lookup, consent, return) reads
     through here, so its SQL is written once, at import (:class:`~annotation.sql_reads.SqlRead`).
 
@@ -75,10 +78,17 @@ def assignment_for(token: str, lock: bool = False) -> Assignment:
         Http404: for a forged, truncated or unknown token (no hint about which).
     """
     pk = _unsign(token, SALT)
-    try:
-        return (_READ_LOCKED if lock else _READ).get(pk)
-    except Assignment.DoesNotExist as exc:
-        raise Http404("This HIT link is not valid.") from exc
+    read = _READ_LOCKED if lock else _READ
+    if passages:
+        found, offered = sql_reads.together((read, (pk,)), (hit_passages.BY_ASSIGNMENT, (pk,)))
+    else:
+        found, offered = read.all(pk), []
+    if len(found) != 1:  # the key is the primary key: one row or none
+        raise Http404("This HIT link is not valid.")
+    assignment = found[0]
+    if passages:
+        hit_passages.keep(assignment.hit, offered)
+    return assignment
 
 
 def url_for(assignment: Assignment, name: str = "hits:assignment") -> str:

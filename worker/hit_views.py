@@ -151,9 +151,10 @@ def arrive(request: HttpRequest, batch_id: int) -> HttpResponse:
     return redirect(hit_links.url_for(admitted.assignment))
 
 
-def _admitted(request: HttpRequest, token: str) -> Assignment | HttpResponse:
-    """The assignment a signed link names when the admission rule still admits its worker, else a page."""
-    assignment = hit_links.assignment_for(token)
+def _admitted(request: HttpRequest, token: str, passages: bool = False) -> Assignment | HttpResponse:
+    """The assignment a signed link names when the admission rule still admits its worker, else a page
+    (with ``passages``, the HIT's passages read with it: :func:`hit_links.assignment_for`)."""
+    assignment = hit_links.assignment_for(token, passages=passages)
     try:
         return admission.admit_link(assignment)
     except admission.Refused as exc:
@@ -201,7 +202,7 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
     them, only once MTurk confirms the session (:meth:`HitHandler.confirmed`); until then the passage
     stays open to every other session (docs/admission.md).
     """
-    assignment = _admitted(request, token)
+    assignment = _admitted(request, token, passages=True)
     if isinstance(assignment, HttpResponse):
         return assignment
     closed = _closed_response(request, assignment)

@@ -17,12 +17,12 @@ from typing import Any, ClassVar, Optional
 
 from django.db.models import F
 
+from annotation import hit_passages
 from annotation import question_types as qt
 from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitConflict, HitHandler
 from annotation.models import HIT, Assignment, Batch, Passage, QAPair
 from annotation.qc.common import ERROR, REVIEW, severities_of
 from annotation.qc.sciq import SciQItem, SciQOptions, check_item
-from annotation.sql_reads import SqlRead
 from annotation.sql_writes import SqlInsert, SqlUpdate
 from annotation.tutorial import PASSAGE_QUESTIONS
 
@@ -64,15 +64,6 @@ class QuestionAnswers:
     reject_reason: str = ""
 
 
-_OFFERED = SqlRead(
-    Passage,
-    joins=f'INNER JOIN "{HIT.passages.through._meta.db_table}" hp ON hp."passage_id" = {{self}}."id"',
-    where='hp."hit_id" = %s',
-    order_by='{self}."id"',
-)
-"""``Passage.objects.filter(hits=hit_id).order_by("pk")``, written once (:mod:`annotation.sql_reads`)."""
-
-
 _TAKE = SqlUpdate(Passage, set_fields=("used_by",), where=("id",), where_null=("used_by",))
 """``Passage.objects.filter(pk=..., used_by__isnull=True).update(used_by=...)``, written once."""
 _SWAP = SqlUpdate(Passage, set_fields=("used_by",), where=("id", "used_by"))
@@ -81,9 +72,10 @@ _INSERT_PAIR = SqlInsert(QAPair)
 """``QAPair.objects.create(...)`` of each stored question, written once (no receiver listens to QAPair)."""
 
 
-def offered_passages(hit_id: int) -> list[Passage]:
-    """A HIT's three passages, in id order: read by every page and every submission."""
-    return _OFFERED.all(hit_id)
+def offered_passages(hit: HIT) -> list[Passage]:
+    """A HIT's three passages, in id order: read by every page and every submission (with the signed
+    link's read when it brought them, :mod:`annotation.hit_passages`)."""
+    return hit_passages.offered(hit)
 
 
 def _taken_for_good(passage: Passage) -> bool:
@@ -156,7 +148,7 @@ class SciQQuestionHandler(HitHandler):
         """The HIT's three passages (id, form value, text, word count) and the length limits."""
         passages = [
             {"id": p.pk, "value": str(p.pk), "number": i, "text": p.text, "words": len(p.text.split())}
-            for i, p in enumerate(offered_passages(hit.pk), start=1)
+            for i, p in enumerate(offered_passages(hit), start=1)
         ]
         return {
             "passages": passages,
@@ -176,7 +168,7 @@ class SciQQuestionHandler(HitHandler):
         """
         result = FormCheck(fields=fields)
         choice = str(fields.get("passage", "")).strip()
-        offered = {p.pk: p for p in offered_passages(hit.pk)}
+        offered = {p.pk: p for p in offered_passages(hit)}
         if choice == NONE_SUITABLE:
             result.cleaned = QuestionAnswers(
                 passage_id=None,

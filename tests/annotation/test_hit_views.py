@@ -10,6 +10,7 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.messages import get_messages
+from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Assignment, Batch
@@ -217,7 +218,8 @@ def test_submit__local_thanks_without_reading_the_platform_state(  # type: ignor
     assignment = claim_next(batch, worker)
     Consent.objects.create(worker=worker, batch=batch)
     url, form = hit_links.url_for(assignment), _valid(assignment)
-    with django_assert_num_queries(7) as captured:  # read, passages, BEGIN, UPDATE, INSERT, take, COMMIT
+    # The link and the passages (one round trip on PostgreSQL), BEGIN, UPDATE, INSERT, take, COMMIT.
+    with django_assert_num_queries(6 if connection.vendor == "postgresql" else 7) as captured:
         done = client.post(url, form)
     assert done.status_code == 200 and "Thank you" in done.content.decode()
     assert not [q for q in captured.captured_queries if "crowd_batchplatformstate" in q["sql"]]
