@@ -13,6 +13,21 @@ from datetime import timedelta
 from pathlib import Path
 
 
+def page_form(passage_id: int, question: str, answer: str, page_id: str) -> dict[str, str]:
+    """A SciQ question HIT's submission as its page posts it from a browser: the task's fields (the
+    unused ``reject_reason`` too), the page's active-time report (``crowdqa/hit.js`` adds it on submit:
+    the page load's id and its active milliseconds) and the fields' draft revisions (autosave's)."""
+    return {
+        "passage": str(passage_id),
+        "question": question,
+        "answer": answer,
+        "reject_reason": "",
+        "active_page": page_id,
+        "active_ms": "41250",
+        "draft_revisions": '{"passage": 1796000000000, "question": 1796000030000, "answer": 1796000041000}',
+    }
+
+
 def sciq_items(root: Path, needed: int, at_least: int = 0) -> list[tuple[str, str, str]]:
     """(passage, question, answer) of real SciQ items with 60-100-word passages that pass SciQ QC.
 
@@ -101,7 +116,7 @@ def setup_crowdqa(rounds: int, users: int, hits: int, items: list[tuple[str, str
                     {
                         "page": [url],
                         "submit": url,
-                        "form": {"passage": str(passages[0].pk), "question": question, "answer": answer},
+                        "form": page_form(passages[0].pk, question, answer, f"u{u}-a{assignment.pk}"),
                         "accept_status": [200],
                         "accept_text": "Thank you",
                     }

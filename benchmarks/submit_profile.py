@@ -3,7 +3,8 @@
 Creates a throw-away test database (``test_<name>`` of ``DATABASE_URL``; SQLite when unset), loads real
 SciQ validation passages from the shared data, publishes a stage-1 batch (three passages per HIT) and
 has ``--workers`` distinct workers each claim a HIT, open its page and submit the real SciQ question of
-their first passage through Django's test client. Prints medians per request and, with ``--show-sql``,
+their first passage, with what the page adds to its form (``load_crowdqa_setup.page_form``), through
+Django's test client. Prints medians per request and, with ``--show-sql``,
 the statements of one submit grouped by table, so the request's transaction can be read.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5440/crowdqa_bench \\
@@ -48,6 +49,7 @@ from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
+from load_crowdqa_setup import page_form  # noqa: E402
 
 from annotation.hits.sciq_question import QC_OPTIONS  # noqa: E402
 from annotation.importers.mcq import read_sciq  # noqa: E402
@@ -243,7 +245,7 @@ def run_wsgi(args: argparse.Namespace, batch: Any, questions: dict[str, tuple[st
         Consent.objects.get_or_create(worker=worker, batch=batch)
         passage = assignment.hit.passages.order_by("pk").first()
         question, answer = questions[passage.text]
-        form = {"passage": str(passage.pk), "question": question, "answer": answer}
+        form = page_form(passage.pk, question, answer, f"profile-{i}")
         work.append((hit_links.url_for(assignment), urlencode(form).encode()))
     connection.close()  # the first request opens the connection, as a fresh web worker does
     with tempfile.TemporaryDirectory() as trace_dir:
@@ -336,7 +338,7 @@ def main() -> None:
             rows["page"].append((cpu, wall, len(sql)))
             passage = assignment.hit.passages.order_by("pk").first()
             question, answer = questions[passage.text]
-            data = {"passage": str(passage.pk), "question": question, "answer": answer}
+            data = page_form(passage.pk, question, answer, f"profile-{i}")
             response, cpu, wall, sql = timed(lambda u=url, c=client, d=data: c.post(u, d))
             assert response.status_code == 200 and b"Thank you" in response.content, response.content[:300]
             rows["submit"].append((cpu, wall, len(sql)))

@@ -234,9 +234,8 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
             # The submit's conditional UPDATE is the row lock: a double submission or an expiry that
             # won the race leaves nothing to store, and the page says what happened instead. The
             # handler stores with the HIT, batch, corpus and worker the signed link's read brought.
-            _record_active(request, assignment)
             try:
-                assignment.submit(fields)
+                assignment.submit(fields, active=_active_report(request))
             except IllegalTransition:
                 return _closed_response(request, assignment) or _after_submit(request, assignment)
             handler.store(assignment, check)
@@ -357,9 +356,14 @@ def save_draft(request: HttpRequest, token: str) -> JsonResponse:
     return JsonResponse({"saved": True, "saved_at": assignment.draft_saved_at.isoformat()})
 
 
+def _active_report(request: HttpRequest) -> Optional[tuple[str, int]]:
+    """The page's active-time report (``active_page``, ``active_ms``) if the POST carries a valid one."""
+    return parse_report(request.POST.get(PAGE_FIELD), request.POST.get(MS_FIELD))
+
+
 def _record_active(request: HttpRequest, assignment: Assignment) -> bool:
-    """Merge the page's active-time report (``active_page``, ``active_ms``) if the POST carries one."""
-    report = parse_report(request.POST.get(PAGE_FIELD), request.POST.get(MS_FIELD))
+    """Merge the page's active-time report into ``assignment`` if the POST carries one."""
+    report = _active_report(request)
     if report is None:
         return False
     assignment.record_active(*report)

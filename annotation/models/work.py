@@ -414,13 +414,17 @@ class Assignment(models.Model):
 
     record_active.alters_data = True  # type: ignore[attr-defined]
 
-    def submit(self, answers: dict[str, Any], now: Optional[Any] = None) -> None:
-        """Store the final answers and the time on task.
+    def submit(
+        self, answers: dict[str, Any], now: Optional[Any] = None, active: Optional[tuple[str, int]] = None
+    ) -> None:
+        """Store the final answers and the time on task, with the page's last active-time report.
 
         The write is one conditional UPDATE (``WHERE status = 'accepted'``): it takes the row lock and
         checks the stored status in the same statement, so of two submissions racing each other, or a
-        submission racing the expiry, exactly one wins without a locking read before it. Call it inside
-        the transaction that stores what the submission holds.
+        submission racing the expiry, exactly one wins without a locking read before it. ``active`` (the
+        ``(page id, active ms)`` the HIT page sends with its form) is merged as :meth:`record_active`
+        merges it, in the same UPDATE. Call it inside the transaction that stores what the submission
+        holds.
 
         Raises:
             IllegalTransition: unless the assignment is accepted, in memory and in the database (the
@@ -428,13 +432,19 @@ class Assignment(models.Model):
         """
         self._check_move(self.Status.SUBMITTED)
         now = now or timezone.now()
+        wall = (now - self.accepted_at).total_seconds()
         values = {
             "status": self.Status.SUBMITTED,
             "answers": answers,
             "submitted_at": now,
-            "time_on_task_seconds": max(0.0, (now - self.accepted_at).total_seconds()),
+            "time_on_task_seconds": max(0.0, wall),
         }
-        if not _SUBMIT.run(list(values.values()), (self.pk, self.Status.ACCEPTED)):
+        if active is not None:
+            values["active_pages"], values["active_seconds"] = merge_report(
+                self.active_pages or {}, *active, wall
+            )
+        write = _SUBMIT if active is None else _SUBMIT_WITH_ACTIVE_TIME
+        if not write.run(list(values.values()), (self.pk, self.Status.ACCEPTED)):
             self.refresh_from_db(fields=["status"])
             raise IllegalTransition(self, self.status, self.Status.SUBMITTED)
         for name, value in values.items():
@@ -533,9 +543,12 @@ class Assignment(models.Model):
         return self.accepted_at + timedelta(minutes=self.hit.batch.time_limit_minutes)
 
 
-_SUBMIT = SqlUpdate(
+_SUBMIT_FIELDS = ("status", "answers", "submitted_at", "time_on_task_seconds")
+_SUBMIT = SqlUpdate(Assignment, set_fields=_SUBMIT_FIELDS, where=("id", "status"))
+"""``Assignment.objects.filter(pk=..., status=...).update(...)`` of :meth:`Assignment.submit`."""
+_SUBMIT_WITH_ACTIVE_TIME = SqlUpdate(
     Assignment,
-    set_fields=("status", "answers", "submitted_at", "time_on_task_seconds"),
+    set_fields=(*_SUBMIT_FIELDS, "active_pages", "active_seconds"),
     where=("id", "status"),
 )
-"""``Assignment.objects.filter(pk=..., status=...).update(...)`` of :meth:`Assignment.submit`."""
+"""The same with the active-time report the HIT page sends with its form."""

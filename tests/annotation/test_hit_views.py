@@ -225,6 +225,41 @@ def test_submit__local_thanks_without_reading_the_platform_state(  # type: ignor
     assert not [q for q in captured.captured_queries if "crowd_batchplatformstate" in q["sql"]]
 
 
+def test_submit__stores_the_pages_active_time_in_the_same_update(  # type: ignore[no-untyped-def]
+    client, batch: Batch, django_assert_num_queries
+) -> None:
+    """The form as the HIT page posts it (its fields, the active-time report, the draft revisions):
+    the active time is merged as the page's reports are, in the submission's one UPDATE, and counts
+    only once the submission is stored."""
+    worker = make_worker("active-submit")
+    assignment = claim_next(batch, worker)
+    Consent.objects.create(worker=worker, batch=batch)
+    Assignment.objects.filter(pk=assignment.pk).update(
+        accepted_at=timezone.now() - timedelta(seconds=60), active_pages={"earlier": 12000}
+    )
+    url = hit_links.url_for(assignment)
+    form = {
+        **_valid(assignment),
+        "reject_reason": "",
+        "active_page": "load2",
+        "active_ms": "30000",
+        "draft_revisions": '{"question": 1700000000000, "answer": 1700000000001}',
+    }
+    with django_assert_num_queries(6 if connection.vendor == "postgresql" else 7):
+        done = client.post(url, form)
+    assert done.status_code == 200 and "Thank you" in done.content.decode()
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.SUBMITTED
+    assert assignment.active_pages == {"earlier": 12000, "load2": 30000}
+    assert assignment.active_seconds == 42
+    assert assignment.answers["question"] == form["question"]
+    # A second submission of the same page (a double click) is refused and changes nothing.
+    again = client.post(url, {**form, "active_ms": "50000"})
+    assert again.status_code == 200
+    assignment.refresh_from_db()
+    assert assignment.active_pages == {"earlier": 12000, "load2": 30000}
+
+
 def test_hit_page__never_works_out_the_researcher_flags(client, batch: Batch, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The researcher flags (the ``can`` map of the console's templates) are never worked out for a worker's
     HIT page: the task pages' engine runs no researcher context processor."""
