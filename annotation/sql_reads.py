@@ -271,12 +271,12 @@ def together(*reads: tuple[SqlRead[Any], Sequence[Any]]) -> list[list[Any]]:
 
     Why: on the hot path a second read of a request costs a round trip to the database, and a round trip
     costs both sides CPU of its own: read together with the signed link's, a SciQ HIT's passages cost
-    the web process 0.2-0.3 ms and PostgreSQL 0.1-0.2 ms less (``benchmarks/link_read.py``). PostgreSQL
-    runs several statements sent as one query
-    string, and psycopg keeps each statement's result for the cursor's ``nextset()`` (psycopg's
-    documentation, "Multiple statements in the same query": with client-side parameter binding, which
-    Django's PostgreSQL backend uses unless ``OPTIONS["server_side_binding"]`` is set). Elsewhere, or with
-    server-side binding, the reads run one after another. Every read must use the same database.
+    the web process 0.2-0.3 ms and PostgreSQL 0.1-0.2 ms less (``benchmarks/link_read.py``).
+    PostgreSQL runs several statements sent as one query string, and psycopg keeps each statement's
+    result for the cursor's ``nextset()`` (psycopg's documentation, "Multiple statements in the same
+    query": with client-side parameter binding, which Django's PostgreSQL backend uses unless
+    ``OPTIONS["server_side_binding"]`` is set). Elsewhere, or with server-side binding, the reads run
+    one after another. Every read must use the same database.
     """
     if not reads:
         return []

@@ -66,9 +66,10 @@ _READ_LOCKED = _link_read(lock=True)
 def assignment_for(token: str, lock: bool = False, passages: bool = False) -> Assignment:
     """The assignment a token names, with its HIT, batch, corpus, document and worker.
 
-    One statement: it also answers whether the worker has consented to the batch (``has_consent``),
-    which every HIT page asks next. With ``lock`` (inside a transaction) the same statement takes the
-    assignment's row lock (the assignment row only), so a caller that writes it needs no second read.
+    One statement (one round trip with ``passages``): it also answers whether the worker has consented
+    to the batch (``has_consent``), which every HIT page asks next. With ``lock`` (inside a transaction)
+    the same statement takes the assignment's row lock (the assignment row only), so a caller that
+    writes it needs no second read.
     With ``passages`` the HIT's passages are read in the same round trip and kept on the HIT
     (:mod:`annotation.hit_passages`): the task page and the submission of a passage HIT need them.
     Every request on a signed link (page, autosave, submit, span lookup, consent, return) reads
