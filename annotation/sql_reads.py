@@ -272,11 +272,12 @@ def together(*reads: tuple[SqlRead[Any], Sequence[Any]]) -> list[list[Any]]:
     Why: on the hot path a second read of a request costs a round trip to the database, and a round trip
     costs both sides CPU of its own: read together with the signed link's, a SciQ HIT's passages cost
     the web process 0.2-0.3 ms and PostgreSQL 0.1-0.2 ms less (``benchmarks/link_read.py``).
-    PostgreSQL runs several statements sent as one query string, and psycopg keeps each statement's
+    PostgreSQL runs several statements sent as one query string, and psycopg 3 keeps each statement's
     result for the cursor's ``nextset()`` (psycopg's documentation, "Multiple statements in the same
     query": with client-side parameter binding, which Django's PostgreSQL backend uses unless
-    ``OPTIONS["server_side_binding"]`` is set). Elsewhere, or with server-side binding, the reads run
-    one after another. Every read must use the same database.
+    ``OPTIONS["server_side_binding"]`` is set). Elsewhere (SQLite; psycopg2, whose cursors keep only the
+    last result) or with server-side binding, the reads run one after another. Every read must use the
+    same database.
     """
     if not reads:
         return []
@@ -284,8 +285,12 @@ def together(*reads: tuple[SqlRead[Any], Sequence[Any]]) -> list[list[Any]]:
     if any(read.using != using for read, _ in reads):
         raise ValueError("reads run together must use the same database")
     connection = connections[using]
-    server_binding = connection.settings_dict.get("OPTIONS", {}).get("server_side_binding")
-    if connection.vendor != "postgresql" or server_binding or len(reads) == 1:
+    one_query = (
+        connection.vendor == "postgresql"
+        and connection.Database.__name__ == "psycopg"
+        and not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding")
+    )
+    if not one_query or len(reads) == 1:
         return [read.all(*params) for read, params in reads]
     for read, params in reads:
         read._check(params)

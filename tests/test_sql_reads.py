@@ -274,6 +274,25 @@ def test_together__gives_what_each_read_gives_alone() -> None:
         together((hit_passages.BY_HIT, ()), (link, (assignment.pk,)))
 
 
+@pytest.mark.parametrize("why", ["server-side binding", "psycopg2"])
+def test_together__runs_the_reads_one_after_another_where_one_query_cannot_hold_them(
+    why: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Server-side binding takes one statement per query, and psycopg2's cursors (like SQLite's) keep
+    only the last result: the reads then go one by one and still give what each gives alone."""
+    hit, assignment = _passage_hit()
+    alone = [_fields(p) for p in hit_passages.BY_ASSIGNMENT.all(assignment.pk)]
+    if why == "server-side binding":
+        options = {**connection.settings_dict.get("OPTIONS", {}), "server_side_binding": True}
+        monkeypatch.setitem(connection.settings_dict, "OPTIONS", options)
+    else:
+        monkeypatch.setattr(connection.Database, "__name__", "psycopg2")
+    with CaptureQueriesContext(connection) as queries:
+        found = together((hit_passages.BY_HIT, (hit.pk,)), (hit_passages.BY_ASSIGNMENT, (assignment.pk,)))
+    assert len(queries) == 2
+    assert [[_fields(p) for p in result] for result in found] == [alone, alone]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_together__a_locked_read_outside_a_transaction_is_refused_before_anything_is_sent() -> None:
     hit, assignment = _passage_hit()
