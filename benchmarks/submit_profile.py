@@ -4,8 +4,8 @@ Creates a throw-away test database (``test_<name>`` of ``DATABASE_URL``; SQLite 
 SciQ validation passages from the shared data, publishes a stage-1 batch (three passages per HIT) and
 has ``--workers`` distinct workers each claim a HIT, open its page and submit the real SciQ question of
 their first passage, with what the page adds to its form (``load_crowdqa_setup.page_form``), through
-Django's test client. Prints medians per request and, with ``--show-sql``,
-the statements of one submit grouped by table, so the request's transaction can be read.
+Django's test client. Prints medians per request and, with ``--show-sql``, the statements of one submit
+grouped by table, so the request's transaction can be read.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5440/crowdqa_bench \\
         .venv/bin/python benchmarks/submit_profile.py --workers 30 --show-sql

@@ -219,9 +219,8 @@ def test_offered_passages__equal_the_related_manager_in_id_order() -> None:
     for hit in hits:
         expected = [_fields(p) for p in hit.passages.order_by("pk")]
         assert [_fields(p) for p in offered_passages(hit)] == expected
-        for assignment in (make_assignment(batch=batch, hit=hit, worker=make_worker(f"w{hit.pk}")),):
-            by_link = [_fields(p) for p in hit_passages.BY_ASSIGNMENT.all(assignment.pk)]
-            assert by_link == expected
+        assignment = make_assignment(batch=batch, hit=hit, worker=make_worker(f"w{hit.pk}"))
+        assert [_fields(p) for p in hit_passages.BY_ASSIGNMENT.all(assignment.pk)] == expected
     assert hit_passages.BY_HIT.all(-1) == [] and hit_passages.BY_ASSIGNMENT.all(-1) == []
 
 
