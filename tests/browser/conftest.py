@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.conf import settings
+from django.core.signals import request_finished, request_started
 
 from config.shared_data import require_shared_data
 
@@ -78,6 +81,65 @@ def no_options_only_check(settings: Any) -> None:
     covers the check itself.
     """
     settings.CROWDQA_OPTIONS_ONLY_MODEL = "off"
+
+
+class _ServerRequests:
+    """The live server's requests in flight, counted with Django's ``request_started`` and
+    ``request_finished`` signals (sent in the server's threads)."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._running = 0
+        self._last = time.monotonic()
+
+    def started(self, **kwargs: Any) -> None:
+        with self._changed:
+            self._running += 1
+            self._last = time.monotonic()
+
+    def finished(self, **kwargs: Any) -> None:
+        with self._changed:
+            self._running = max(0, self._running - 1)
+            self._last = time.monotonic()
+            self._changed.notify_all()
+
+    def wait_quiet(self, quiet: float = 0.3, limit: float = 10.0) -> None:
+        """Return once no request has run for ``quiet`` seconds (or after ``limit`` seconds)."""
+        deadline = time.monotonic() + limit
+        with self._changed:
+            while time.monotonic() < deadline:
+                idle = time.monotonic() - self._last
+                if self._running == 0 and idle >= quiet:
+                    return
+                self._changed.wait(timeout=max(0.01, quiet - idle if self._running == 0 else 0.1))
+
+
+@pytest.fixture(autouse=True)
+def browser_requests_end_before_the_database_is_reset(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Close the test's browser contexts, and let the live server answer what their pages send as they
+    close, before the test's database is reset.
+
+    Why: a HIT page reports its active time when it is hidden or left (``sendBeacon`` on ``pagehide``)
+    and saves its draft; closed by the fixtures' teardown, the pages sent those while pytest-django was
+    emptying the database (one ``TRUNCATE`` of every table), and PostgreSQL chose one of the two as a
+    deadlock victim: the test failed in its teardown. Closed here, set up after ``page`` and so torn down
+    before it, their requests end while the test's database is as the test left it.
+    """
+    if "page" not in request.fixturenames:
+        yield
+        return
+    browser = request.getfixturevalue("page").context.browser
+    requests = _ServerRequests()
+    request_started.connect(requests.started)
+    request_finished.connect(requests.finished)
+    try:
+        yield
+        for context in list(browser.contexts):
+            context.close()
+        requests.wait_quiet()
+    finally:
+        request_started.disconnect(requests.started)
+        request_finished.disconnect(requests.finished)
 
 
 @pytest.fixture
