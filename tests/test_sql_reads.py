@@ -19,7 +19,6 @@ from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 
 from annotation import hit_passages
-from annotation.hits.sciq_question import offered_passages
 from annotation.models import HIT, Assignment, Batch, Passage
 from annotation.sql_reads import SqlRead, _converter, together
 from crowd.models import Consent, Worker
@@ -218,7 +217,7 @@ def test_offered_passages__equal_the_related_manager_in_id_order() -> None:
     hits[1].passages.set(passages[3:])
     for hit in hits:
         expected = [_fields(p) for p in hit.passages.order_by("pk")]
-        assert [_fields(p) for p in offered_passages(hit)] == expected
+        assert [_fields(p) for p in hit_passages.offered(hit)] == expected
         assignment = make_assignment(batch=batch, hit=hit, worker=make_worker(f"w{hit.pk}"))
         assert [_fields(p) for p in hit_passages.BY_ASSIGNMENT.all(assignment.pk)] == expected
     assert hit_passages.BY_HIT.all(-1) == [] and hit_passages.BY_ASSIGNMENT.all(-1) == []
@@ -245,10 +244,10 @@ def test_link_read_with_passages__keeps_them_on_the_hit_in_one_round_trip() -> N
     _assert_same(read, _plain(assignment.pk))
     expected = [_fields(p) for p in hit.passages.order_by("pk")]
     with CaptureQueriesContext(connection) as queries:
-        assert [_fields(p) for p in offered_passages(read.hit)] == expected
+        assert [_fields(p) for p in hit_passages.offered(read.hit)] == expected
     assert len(queries) == 0
     with CaptureQueriesContext(connection) as queries:
-        assert [_fields(p) for p in offered_passages(hit_links.assignment_for(token).hit)] == expected
+        assert [_fields(p) for p in hit_passages.offered(hit_links.assignment_for(token).hit)] == expected
     assert len(queries) == 2  # without ``passages`` they are read when asked for
 
 
@@ -361,10 +360,10 @@ def test_together__on_a_new_session_prepares_each_read_then_sends_them_in_one_qu
     expected = sorted(p.pk for p in hit.passages.all())
     connection.close()  # not connected, as a fresh web worker's first request finds it
     read = hit_links.assignment_for(token, passages=True)
-    assert [p.pk for p in offered_passages(read.hit)] == expected
+    assert [p.pk for p in hit_passages.offered(read.hit)] == expected
     assert len(_prepared_here()) == 2
     with CaptureQueriesContext(connection) as queries:
         read = hit_links.assignment_for(token, passages=True)
     assert [q["sql"].count("EXECUTE") for q in queries] == [2]
-    assert [p.pk for p in offered_passages(read.hit)] == expected
+    assert [p.pk for p in hit_passages.offered(read.hit)] == expected
     assert len(_prepared_here()) == 2

@@ -72,12 +72,6 @@ _INSERT_PAIR = SqlInsert(QAPair)
 """``QAPair.objects.create(...)`` of each stored question, written once (no receiver listens to QAPair)."""
 
 
-def offered_passages(hit: HIT) -> list[Passage]:
-    """A HIT's three passages, in id order: read by every page and every submission (with the signed
-    link's read when it brought them, :mod:`annotation.hit_passages`)."""
-    return hit_passages.offered(hit)
-
-
 def _taken_for_good(passage: Passage) -> bool:
     """True when work its platform vouches for holds ``passage`` (the rule in docs/admission.md).
 
@@ -148,7 +142,7 @@ class SciQQuestionHandler(HitHandler):
         """The HIT's three passages (id, form value, text, word count) and the length limits."""
         passages = [
             {"id": p.pk, "value": str(p.pk), "number": i, "text": p.text, "words": len(p.text.split())}
-            for i, p in enumerate(offered_passages(hit), start=1)
+            for i, p in enumerate(hit_passages.offered(hit), start=1)
         ]
         return {
             "passages": passages,
@@ -168,7 +162,7 @@ class SciQQuestionHandler(HitHandler):
         """
         result = FormCheck(fields=fields)
         choice = str(fields.get("passage", "")).strip()
-        offered = {p.pk: p for p in offered_passages(hit)}
+        offered = {p.pk: p for p in hit_passages.offered(hit)}
         if choice == NONE_SUITABLE:
             result.cleaned = QuestionAnswers(
                 passage_id=None,
