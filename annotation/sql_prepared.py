@@ -32,6 +32,19 @@ _PREPARED_LOCK = threading.Lock()
 _PLACEHOLDER = re.compile("%[%s]")
 
 
+def several_per_query(connection: Any) -> bool:
+    """Whether ``connection`` (a Django connection) can send several statements as one query string and
+    give each one's result: PostgreSQL through psycopg 3 with client-side parameter binding, which
+    Django's backend uses unless ``OPTIONS["server_side_binding"]`` is set (psycopg's documentation,
+    "Multiple statements in the same query": each result is taken with the cursor's ``nextset()``).
+    Not SQLite's cursors, nor psycopg2's, which keep only the last result."""
+    return (
+        connection.vendor == "postgresql"
+        and connection.Database.__name__ == "psycopg"
+        and not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding")
+    )
+
+
 def statement(connection: Any, sql: str) -> str:
     """What to send for ``sql`` on ``connection`` (a Django connection): the ``EXECUTE`` of its prepared
     statement on PostgreSQL, ``sql`` itself elsewhere."""

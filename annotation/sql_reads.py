@@ -285,12 +285,7 @@ def together(*reads: tuple[SqlRead[Any], Sequence[Any]]) -> list[list[Any]]:
     if any(read.using != using for read, _ in reads):
         raise ValueError("reads run together must use the same database")
     connection = connections[using]
-    one_query = (
-        connection.vendor == "postgresql"
-        and connection.Database.__name__ == "psycopg"
-        and not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding")
-    )
-    if not one_query or len(reads) == 1:
+    if not sql_prepared.several_per_query(connection) or len(reads) == 1:
         return [read.all(*params) for read, params in reads]
     for read, params in reads:
         read._check(params)

@@ -9,10 +9,13 @@ under three settings alternated round by round:
 
 - ``none``: every statement sent as SQL (PostgreSQL parses and plans each one every time);
 - ``reads``: the two reads prepared once per session, the writes sent as SQL;
-- ``all``: reads and writes prepared (``annotation/sql_prepared.py``, as deployed).
+- ``apart``: reads and writes prepared, each write its own round trip (the submit's UPDATE, then the
+  pair's INSERT with its passage's take, one statement on PostgreSQL);
+- ``all``: reads and writes prepared (``annotation/sql_prepared.py``), the submit's UPDATE and the pair's
+  INSERT with its passage's take in one round trip (``annotation.sql_writes.together``): as deployed.
 
 It prints the medians per submit of the server process's CPU (``/proc/<pid>/schedstat``) and of this
-process's CPU, and the paired ratios of ``all`` against ``reads``::
+process's CPU, and the paired ratios of ``all`` against ``reads`` and against ``apart``::
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5440/crowdqa_bench \\
         .venv/bin/python benchmarks/prepared_statements.py --rounds 6 --submits 400
@@ -50,7 +53,24 @@ def reads_only(connection: Any, sql: str) -> str:
     return PREPARE(connection, sql) if sql.startswith("SELECT") else sql
 
 
-SETTINGS: dict[str, Callable[[Any, str], str]] = {"none": as_sql, "reads": reads_only, "all": PREPARE}
+SEVERAL = sql_prepared.several_per_query
+
+
+def one_per_query(connection: Any) -> bool:
+    return False
+
+
+#: What each setting sends: how a statement is sent, and whether several go in one query string.
+SETTINGS: dict[str, tuple[Callable[[Any, str], str], Callable[[Any], bool]]] = {
+    "none": (as_sql, SEVERAL),
+    "reads": (reads_only, SEVERAL),
+    "apart": (PREPARE, one_per_query),
+    "all": (PREPARE, SEVERAL),
+}
+
+
+def use(setting: tuple[Callable[[Any, str], str], Callable[[Any], bool]]) -> None:
+    sql_prepared.statement, sql_prepared.several_per_query = setting
 
 
 def server_ns() -> int:
@@ -67,8 +87,7 @@ def one_round(token: str, fields: dict[str, str], submits: int) -> tuple[float, 
             handler = handler_for(assignment.hit.batch.kind)
             check = handler.checked(assignment.hit, assignment, fields)
             assert check.ok, check.errors
-            assignment.submit(fields)
-            handler.store(assignment, check)
+            handler.submit(assignment, check)
             transaction.set_rollback(True)
     return (server_ns() - server) / submits / 1e6, (time.process_time_ns() - client) / submits / 1e6
 
@@ -98,16 +117,17 @@ def main() -> None:
         token = hit_links.token_for(assignment)
         results: dict[str, list[tuple[float, float]]] = {name: [] for name in SETTINGS}
         try:
-            for statement in SETTINGS.values():  # warm-up: the session prepares what it will use
-                sql_prepared.statement = statement
+            for setting in SETTINGS.values():  # warm-up: the session prepares what it will use
+                use(setting)
                 one_round(token, fields, 20)
             for number in range(args.rounds):
                 order = list(SETTINGS.items())
-                for name, statement in order[number % 3 :] + order[: number % 3]:
-                    sql_prepared.statement = statement
+                shift = number % len(order)
+                for name, setting in order[shift:] + order[:shift]:
+                    use(setting)
                     results[name].append(one_round(token, fields, args.submits))
         finally:
-            sql_prepared.statement = PREPARE
+            use((PREPARE, SEVERAL))
         print(
             f"PostgreSQL {connection.pg_version}; {args.rounds} rounds x {args.submits} rolled-back submits"
             " per setting, order rotated; CPU ms per submit, median over rounds (range)"
@@ -119,10 +139,11 @@ def main() -> None:
                 f"  {name:>5}: server {statistics.median(server):.3f} ({min(server):.3f}-{max(server):.3f}), "
                 f"this process {statistics.median(client):.3f} ({min(client):.3f}-{max(client):.3f})"
             )
-        for index, label in ((0, "server"), (1, "this process")):
-            ratios = [a[index] / b[index] for a, b in zip(results["all"], results["reads"], strict=True)]
-            low, high = min(ratios), max(ratios)
-            print(f"  all / reads, {label}: {statistics.median(ratios):.2f} ({low:.2f}-{high:.2f})")
+        for base in ("reads", "apart"):
+            for index, label in ((0, "server"), (1, "this process")):
+                ratios = [a[index] / b[index] for a, b in zip(results["all"], results[base], strict=True)]
+                low, high = min(ratios), max(ratios)
+                print(f"  all / {base}, {label}: {statistics.median(ratios):.2f} ({low:.2f}-{high:.2f})")
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
 

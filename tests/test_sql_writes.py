@@ -18,6 +18,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation import question_types as qt
+from annotation import sql_writes
 from annotation.hits.sciq_question import _INSERT_PAIR, _SWAP, _TAKE
 from annotation.models import Assignment, Passage, QAPair
 from annotation.models.work import _SUBMIT
@@ -179,3 +180,101 @@ def test_sql_insert__a_failing_insert_marks_the_atomic_block_for_rollback() -> N
             SqlInsert(QAPair).save(QAPair(corpus_id=None, question_type=qt.SCIQ, question="q?"))
         with pytest.raises(TransactionManagementError):
             QAPair.objects.count()
+
+
+def _pair_fields(corpus: Any, passage: Passage, assignment: Assignment) -> dict[str, Any]:
+    return {
+        "corpus": corpus,
+        "passage_id": passage.pk,
+        "assignment": assignment,
+        "position": 0,
+        "question_type": qt.SCIQ,
+        "question": "What do “extremophiles” need?",
+        "answer": "énergie",
+        "status": QAPair.Status.PENDING,
+        "qc_flags": [],
+        "qc_severity": {},
+    }
+
+
+def test_insert_pair_taking_its_passage__stores_what_the_two_statements_store() -> None:
+    """The pair's INSERT with the passage's take (one statement on PostgreSQL, two on SQLite) stores what
+    the INSERT and then the take store, and says whether the take changed the passage."""
+    corpus = make_textbook("tb", ("First passage text.", "Second passage text.", "Third passage text."))
+    first, second, third = Passage.objects.filter(corpus=corpus).order_by("pk")
+    assignment = make_assignment(batch=make_batch(corpus=corpus))
+    together = QAPair(**_pair_fields(corpus, first, assignment))
+    with CaptureQueriesContext(connection) as queries:
+        assert _INSERT_PAIR.save(together, then_where=(first.pk,)) == 1
+    assert len(queries) == (1 if connection.vendor == "postgresql" else 2)
+    apart = QAPair(**_pair_fields(corpus, second, assignment))
+    _INSERT_PAIR.save(apart)
+    assert _TAKE.run((apart.pk,), (second.pk,)) == 1
+    skip = ("id", "passage_id", "created")
+    assert together.pk is not None and not together._state.adding
+    assert _in_memory(together, *skip) == _in_memory(apart, *skip)
+    assert _stored(together, *skip) == _stored(apart, *skip)
+    assert _stored(first, "id", "position", "text", "text_sha256", "used_by_id") == _stored(
+        second, "id", "position", "text", "text_sha256", "used_by_id"
+    )
+    assert (first.used_by_id, second.used_by_id) == (together.pk, apart.pk)
+    # A passage already taken: the pair is stored, the take changes nothing and says so.
+    late = QAPair(**_pair_fields(corpus, first, assignment))
+    assert _INSERT_PAIR.save(late, then_where=(first.pk,)) == 0
+    assert late.pk is not None and Passage.objects.get(pk=first.pk).used_by_id == together.pk
+    # Without where values the INSERT runs alone and takes nothing.
+    alone = QAPair(**_pair_fields(corpus, third, assignment))
+    assert _INSERT_PAIR.save(alone) is None
+    assert Passage.objects.get(pk=third.pk).used_by_id is None
+    with pytest.raises(ValueError, match="no UPDATE"):
+        SqlInsert(QAPair).bind(QAPair(**_pair_fields(corpus, third, assignment)), then_where=(third.pk,))
+
+
+def test_writes_together__give_what_each_gives_alone_in_one_round_trip_on_postgresql() -> None:
+    """An UPDATE, an INSERT with its UPDATE and an UPDATE that matches nothing, run together: each gives
+    what it gives alone, and every one runs (a write that changed nothing does not stop the next)."""
+    corpus = make_textbook("tb", ("First passage text.",))
+    passage = Passage.objects.get(corpus=corpus)
+    written, other = _two_assignments()
+    pair = QAPair(**_pair_fields(corpus, passage, written))
+    now = timezone.now()
+    with CaptureQueriesContext(connection) as queries:
+        results = sql_writes.together(
+            _SUBMIT.bind(("submitted", {"q": 1}, now, 2.0), (other.pk, "expired")),  # matches nothing
+            _SUBMIT.bind(("submitted", {"q": 1}, now, 2.0), (written.pk, "accepted")),
+            _INSERT_PAIR.bind(pair, then_where=(passage.pk,)),
+        )
+    assert results == [0, 1, 1]
+    assert len(queries) == (1 if connection.vendor == "postgresql" else 4)
+    assert Assignment.objects.get(pk=written.pk).status == "submitted"
+    assert Assignment.objects.get(pk=other.pk).status == "accepted"
+    assert Passage.objects.get(pk=passage.pk).used_by_id == pair.pk
+    assert sql_writes.together() == []
+
+
+def test_writes_together__a_failing_write_marks_the_atomic_block_for_rollback() -> None:
+    written, _ = _two_assignments()
+    breaking = SqlUpdate(Assignment, set_fields=("hit",), where=("id",))
+    with transaction.atomic():
+        with pytest.raises(IntegrityError):
+            sql_writes.together(
+                _SUBMIT.bind(("submitted", {}, timezone.now(), 1.0), (written.pk, "accepted")),
+                breaking.bind((None,), (written.pk,)),  # hit is NOT NULL
+            )
+        with pytest.raises(TransactionManagementError):
+            Assignment.objects.count()
+    assert Assignment.objects.get(pk=written.pk).status == "accepted"
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL: several statements in one query")
+def test_writes_together__one_by_one_where_a_query_holds_one_statement(monkeypatch: Any) -> None:
+    """With server-side binding (or psycopg2) a query string holds one statement: the writes run one by
+    one, with the same results."""
+    written, _ = _two_assignments()
+    monkeypatch.setitem(connection.settings_dict, "OPTIONS", {"server_side_binding": True})
+    with CaptureQueriesContext(connection) as queries:
+        results = sql_writes.together(
+            _SUBMIT.bind(("submitted", {}, timezone.now(), 1.0), (written.pk, "accepted")),
+            _SUBMIT.bind(("submitted", {}, timezone.now(), 1.0), (written.pk, "accepted")),
+        )
+    assert results == [1, 0] and len(queries) == 2

@@ -232,16 +232,15 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
     try:
         with transaction.atomic():
             # The submit's conditional UPDATE is the row lock: a double submission or an expiry that
-            # won the race leaves nothing to store, and the page says what happened instead. The
-            # handler stores with the HIT, batch, corpus and worker the signed link's read brought.
-            try:
-                assignment.submit(fields, active=_active_report(request))
-            except IllegalTransition:
-                return _closed_response(request, assignment) or _after_submit(request, assignment)
-            handler.store(assignment, check)
+            # won the race stores nothing (the transaction rolls back), and the page says what happened
+            # instead. The handler stores with the HIT, batch, corpus and worker the signed link's
+            # read brought.
+            handler.submit(assignment, check, active=_active_report(request))
             asks_model = loop_settings(batch) is not None
             options_only = handler.options_only_check and options_only_enabled()
             transaction.on_commit(lambda: _after_commit(assignment.pk, asks_model, batch.pk, options_only))
+    except IllegalTransition:
+        return _closed_response(request, assignment) or _after_submit(request, assignment)
     except HitConflict as exc:
         assignment = _keep_as_draft(request, token, fields)
         check.error("__all__", str(exc))

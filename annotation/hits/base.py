@@ -204,9 +204,26 @@ class HitHandler(abc.ABC):
     def check(self, hit: HIT, assignment: Assignment, fields: Fields) -> FormCheck:
         """Check a submission the way the browser did, plus what only the server can check."""
 
+    def submit(
+        self, assignment: Assignment, check: FormCheck, active: Optional[tuple[str, int]] = None
+    ) -> None:
+        """Submit ``assignment`` with the checked answers (:meth:`Assignment.submit`, with the page's
+        active-time report ``active``) and store what they hold (:meth:`store`), inside the caller's
+        ``atomic`` block. A kind may send its first rows with the submit's UPDATE in one round trip
+        (SciQ's question).
+
+        Raises:
+            IllegalTransition: when the assignment was no longer accepted (a double submission, an
+                expiry that won the race): let it leave the ``atomic`` block, which rolls back.
+            HitConflict: to roll the submission back and show the worker why.
+        """
+        assignment.submit(check.fields, active=active)
+        self.store(assignment, check)
+
     @abc.abstractmethod
     def store(self, assignment: Assignment, check: FormCheck) -> None:
-        """Turn a valid submission into rows; called inside the submission's transaction.
+        """Turn a valid submission into rows; called inside the submission's transaction, after
+        :meth:`Assignment.submit` (:meth:`submit` calls both).
 
         Raises:
             HitConflict: to roll the submission back and show the worker why.

@@ -23,7 +23,7 @@ from annotation.hits.base import BuiltFrom, Fields, FormCheck, HitConflict, HitH
 from annotation.models import HIT, Assignment, Batch, Passage, QAPair
 from annotation.qc.common import ERROR, REVIEW, severities_of
 from annotation.qc.sciq import SciQItem, SciQOptions, check_item
-from annotation.sql_writes import SqlInsert, SqlUpdate
+from annotation.sql_writes import BoundWrite, SqlInsert, SqlUpdate
 from annotation.tutorial import PASSAGE_QUESTIONS
 
 logger = logging.getLogger(__name__)
@@ -68,8 +68,9 @@ _TAKE = SqlUpdate(Passage, set_fields=("used_by",), where=("id",), where_null=("
 """``Passage.objects.filter(pk=..., used_by__isnull=True).update(used_by=...)``, written once."""
 _SWAP = SqlUpdate(Passage, set_fields=("used_by",), where=("id", "used_by"))
 """``Passage.objects.filter(pk=..., used_by=holder).update(used_by=...)``: the compare-and-swap."""
-_INSERT_PAIR = SqlInsert(QAPair)
-"""``QAPair.objects.create(...)`` of each stored question, written once (no receiver listens to QAPair)."""
+_INSERT_PAIR = SqlInsert(QAPair, then=_TAKE)
+"""``QAPair.objects.create(...)`` of each stored question, written once (no receiver listens to QAPair),
+and with it, for a session vouched for, the taking of its passage (``_TAKE``, the new pair as ``used_by``)."""
 
 
 def _taken_for_good(passage: Passage) -> bool:
@@ -110,6 +111,53 @@ def take_passage(pair: QAPair) -> bool:
         if _SWAP.run((pair.pk,), (pair.passage_id, holder)):
             return True
     return False
+
+
+def _pair(assignment: Assignment, cleaned: QuestionAnswers) -> QAPair:
+    """The pending QA pair of a question about one passage (not saved)."""
+    return QAPair(
+        corpus=assignment.hit.batch.corpus,
+        document_id=cleaned.document_id,
+        passage_id=cleaned.passage_id,
+        assignment=assignment,
+        position=0,
+        question_type=qt.SCIQ,
+        question=cleaned.question,
+        answer=cleaned.answer,
+        normalized_answer=cleaned.normalized_answer,
+        status=QAPair.Status.PENDING,
+        qc_flags=list(cleaned.qc_flags),
+        qc_severity=dict(cleaned.qc_severity),
+    )
+
+
+def _insert(pair: QAPair, vouched: bool) -> BoundWrite:
+    """The pair's INSERT and, for a session its platform vouches for, the taking of its passage."""
+    return _INSERT_PAIR.bind(pair, then_where=(pair.passage_id,) if vouched else None)
+
+
+def _stored(assignment: Assignment, pair: QAPair, took: Optional[int]) -> None:
+    """After the pair's INSERT (``took``: the rows its passage's take changed, None without a take):
+    take the passage from a holder not vouched for, or give up.
+
+    Raises:
+        PassageTaken: when vouched work holds the passage (the transaction rolls back).
+    """
+    if assignment.vouched and not took and not take_passage(pair):
+        logger.warning(
+            "Assignment(%s) chose Passage(%s), already used by another pair", assignment.pk, pair.passage_id
+        )
+        raise PassageTaken(
+            "Someone else has just written a question about this passage. "
+            "Please choose another passage (or none), then submit again."
+        )
+    logger.info(
+        "Assignment(%s) wrote QAPair(%s) about Passage(%s)%s",
+        assignment.pk,
+        pair.pk,
+        pair.passage_id,
+        "" if assignment.vouched else ", held until its platform vouches for it",
+    )
 
 
 def _message(code: str, text: str) -> str:
@@ -216,6 +264,25 @@ class SciQQuestionHandler(HitHandler):
             )
         return result
 
+    def submit(
+        self, assignment: Assignment, check: FormCheck, active: Optional[tuple[str, int]] = None
+    ) -> None:
+        """Submit with the question's pair (and the taking of its passage) in the submit's round trip.
+
+        The assignment's UPDATE, the pair's INSERT and, for a session vouched for, the passage's take go
+        to the database together (:func:`annotation.sql_writes.together`: one round trip on
+        PostgreSQL, where the INSERT and the take are one statement); a rejection of all three is
+        stored as :meth:`store` stores it. A double submission's pair is rolled back with its
+        transaction (:meth:`Assignment.submit`).
+        """
+        cleaned: QuestionAnswers = check.cleaned
+        if cleaned.passage_id is None:
+            super().submit(assignment, check, active)
+            return
+        pair = _pair(assignment, cleaned)
+        (took,) = assignment.submit(check.fields, active=active, then=[_insert(pair, assignment.vouched)])
+        _stored(assignment, pair, took)
+
     def store(self, assignment: Assignment, check: FormCheck) -> None:
         """Create the pending QA pair and, for a session vouched for, mark its passage used.
 
@@ -245,38 +312,8 @@ class SciQQuestionHandler(HitHandler):
                 "Assignment(%s) rejected Passages %s", assignment.pk, list(cleaned.rejected_passage_ids)
             )
             return
-        pair = QAPair(
-            corpus=assignment.hit.batch.corpus,
-            document_id=cleaned.document_id,
-            passage_id=cleaned.passage_id,
-            assignment=assignment,
-            position=0,
-            question_type=qt.SCIQ,
-            question=cleaned.question,
-            answer=cleaned.answer,
-            normalized_answer=cleaned.normalized_answer,
-            status=QAPair.Status.PENDING,
-            qc_flags=list(cleaned.qc_flags),
-            qc_severity=dict(cleaned.qc_severity),
-        )
-        _INSERT_PAIR.save(pair)
-        if assignment.vouched and not take_passage(pair):
-            logger.warning(
-                "Assignment(%s) chose Passage(%s), already used by another pair",
-                assignment.pk,
-                cleaned.passage_id,
-            )
-            raise PassageTaken(
-                "Someone else has just written a question about this passage. "
-                "Please choose another passage (or none), then submit again."
-            )
-        logger.info(
-            "Assignment(%s) wrote QAPair(%s) about Passage(%s)%s",
-            assignment.pk,
-            pair.pk,
-            cleaned.passage_id,
-            "" if assignment.vouched else ", held until its platform vouches for it",
-        )
+        pair = _pair(assignment, cleaned)
+        _stored(assignment, pair, _insert(pair, assignment.vouched).run())
 
     def confirmed(self, assignment: Assignment) -> None:
         """Take the passage of a session its platform now vouches for, or count its rejection.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any, Optional
 
@@ -10,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce
+from django.db.transaction import TransactionManagementError
 from django.utils import timezone
 
 from annotation.active_time import merge_report
@@ -17,7 +19,7 @@ from annotation.batch_options import check_batch_options
 from annotation.drafts import merge_draft
 from annotation.models.corpus import Corpus, Document, Passage
 from annotation.platforms import Platform
-from annotation.sql_writes import SqlUpdate
+from annotation.sql_writes import BoundWrite, SqlUpdate, together
 
 
 class IllegalTransition(Exception):
@@ -415,8 +417,12 @@ class Assignment(models.Model):
     record_active.alters_data = True  # type: ignore[attr-defined]
 
     def submit(
-        self, answers: dict[str, Any], now: Optional[Any] = None, active: Optional[tuple[str, int]] = None
-    ) -> None:
+        self,
+        answers: dict[str, Any],
+        now: Optional[Any] = None,
+        active: Optional[tuple[str, int]] = None,
+        then: Sequence[BoundWrite] = (),
+    ) -> list[Optional[int]]:
         """Store the final answers and the time on task, with the page's last active-time report.
 
         The write is one conditional UPDATE (``WHERE status = 'accepted'``): it takes the row lock and
@@ -426,11 +432,21 @@ class Assignment(models.Model):
         merges it, in the same UPDATE. Call it inside the transaction that stores what the submission
         holds.
 
+        ``then``: writes of what the submission holds, run after the UPDATE in the same round trip
+        (:func:`annotation.sql_writes.together`); what each gave is returned. They run whether or not
+        the UPDATE changed the row, so when it did not, the transaction is marked for rollback
+        (``transaction.set_rollback``) before :class:`IllegalTransition` is raised: let the exception
+        leave the ``atomic`` block.
+
         Raises:
             IllegalTransition: unless the assignment is accepted, in memory and in the database (the
                 status is then refreshed from the database).
+            TransactionManagementError: for ``then`` writes outside an ``atomic`` block.
         """
         self._check_move(self.Status.SUBMITTED)
+        write = _SUBMIT if active is None else _SUBMIT_WITH_ACTIVE_TIME
+        if then and not transaction.get_connection(write.using).in_atomic_block:
+            raise TransactionManagementError("a submit with further writes runs inside an atomic block")
         now = now or timezone.now()
         wall = (now - self.accepted_at).total_seconds()
         values = {
@@ -443,12 +459,17 @@ class Assignment(models.Model):
             values["active_pages"], values["active_seconds"] = merge_report(
                 self.active_pages or {}, *active, wall
             )
-        write = _SUBMIT if active is None else _SUBMIT_WITH_ACTIVE_TIME
-        if not write.run(list(values.values()), (self.pk, self.Status.ACCEPTED)):
+        changed, *written = together(
+            write.bind(list(values.values()), (self.pk, self.Status.ACCEPTED)), *then
+        )
+        if not changed:
             self.refresh_from_db(fields=["status"])
+            if then:
+                transaction.set_rollback(True, using=write.using)
             raise IllegalTransition(self, self.status, self.Status.SUBMITTED)
         for name, value in values.items():
             setattr(self, name, value)
+        return written
 
     submit.alters_data = True  # type: ignore[attr-defined]
 

@@ -97,8 +97,7 @@ def _store_with_handler(assignment: Assignment, fields: dict[str, Any]) -> bool:
         return False
     try:
         with transaction.atomic():
-            assignment.submit(check.fields)
-            handler.store(assignment, check)
+            handler.submit(assignment, check)
     except Exception:  # noqa: BLE001 - e.g. the passage was taken meanwhile: keep the raw answers instead
         logger.exception("Assignment(%s): restored answers could not be stored as QA pairs", assignment.pk)
         assignment.refresh_from_db()

@@ -13,7 +13,7 @@ from django.contrib.messages import get_messages
 from django.db import connection
 from django.utils import timezone
 
-from annotation.models import Assignment, Batch
+from annotation.models import Assignment, Batch, Passage, QAPair
 from annotation.services.batches import BatchSpec, create_batch
 from crowd.models import BatchPlatformState, Consent, Worker
 from tests.factories import make_textbook, make_worker
@@ -218,8 +218,10 @@ def test_submit__local_thanks_without_reading_the_platform_state(  # type: ignor
     assignment = claim_next(batch, worker)
     Consent.objects.create(worker=worker, batch=batch)
     url, form = hit_links.url_for(assignment), _valid(assignment)
-    # The link and the passages (one round trip on PostgreSQL), BEGIN, UPDATE, INSERT, take, COMMIT.
-    with django_assert_num_queries(6 if connection.vendor == "postgresql" else 7) as captured:
+    # The link and the passages, then the assignment's UPDATE, the pair's INSERT and the passage's take:
+    # each group one round trip on PostgreSQL (two statements and three on SQLite), in a transaction
+    # (BEGIN and COMMIT; SAVEPOINT and RELEASE, counted here, inside the test's transaction).
+    with django_assert_num_queries(4 if connection.vendor == "postgresql" else 7) as captured:
         done = client.post(url, form)
     assert done.status_code == 200 and "Thank you" in done.content.decode()
     assert not [q for q in captured.captured_queries if "crowd_batchplatformstate" in q["sql"]]
@@ -245,7 +247,7 @@ def test_submit__stores_the_pages_active_time_in_the_same_update(  # type: ignor
         "active_ms": "30000",
         "draft_revisions": '{"question": 1700000000000, "answer": 1700000000001}',
     }
-    with django_assert_num_queries(6 if connection.vendor == "postgresql" else 7):
+    with django_assert_num_queries(4 if connection.vendor == "postgresql" else 7):
         done = client.post(url, form)
     assert done.status_code == 200 and "Thank you" in done.content.decode()
     assignment.refresh_from_db()
@@ -253,11 +255,16 @@ def test_submit__stores_the_pages_active_time_in_the_same_update(  # type: ignor
     assert assignment.active_pages == {"earlier": 12000, "load2": 30000}
     assert assignment.active_seconds == 42
     assert assignment.answers["question"] == form["question"]
-    # A second submission of the same page (a double click) is refused and changes nothing.
+    pair = QAPair.objects.get(assignment=assignment)
+    assert Passage.objects.get(pk=pair.passage_id).used_by_id == pair.pk
+    # A second submission of the same page (a double click) is refused and changes nothing: its pair,
+    # sent with the refused UPDATE, is rolled back.
     again = client.post(url, {**form, "active_ms": "50000"})
     assert again.status_code == 200
     assignment.refresh_from_db()
     assert assignment.active_pages == {"earlier": 12000, "load2": 30000}
+    assert list(QAPair.objects.filter(assignment=assignment)) == [pair]
+    assert Passage.objects.get(pk=pair.passage_id).used_by_id == pair.pk
 
 
 def test_hit_page__never_works_out_the_researcher_flags(client, batch: Batch, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -6,13 +6,17 @@ and own distractors. Every invalid post must keep every field and say what is wr
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db import transaction
+from django.db.transaction import TransactionManagementError
 from django.test import Client
 
+from annotation import sql_writes
 from annotation.hits.sciq_question import PassageTaken, SciQQuestionHandler
 from annotation.importers.mcq import MCQRow, read_sciq
 from annotation.models import (
@@ -21,6 +25,7 @@ from annotation.models import (
     Batch,
     Corpus,
     Distractor,
+    IllegalTransition,
     Passage,
     QAPair,
     Validation,
@@ -320,6 +325,76 @@ def test_question_store__passage_used_meanwhile_raises(records: dict) -> None:
         "Another worker has just written"
         in handler.check(assignment.hit, assignment, fields).errors["passage"][0]
     )
+
+
+def _checked_question(records: dict) -> tuple[Assignment, Passage, SciQQuestionHandler, Any]:
+    """A claimed stage-1 assignment (vouched: the local crowd), a valid question about its first passage."""
+    assignment = claim_next(_stage1(), make_worker("a"))
+    passage = _first_passage(assignment)
+    record = records[passage.text]
+    handler = SciQQuestionHandler()
+    fields = {"passage": str(passage.pk), "question": record.question, "answer": record.answer}
+    check = handler.check(assignment.hit, assignment, fields)
+    assert check.ok and assignment.vouched
+    return assignment, passage, handler, check
+
+
+def test_question_submit__stores_the_pair_and_takes_its_passage(records: dict) -> None:
+    """The submit's UPDATE, the pair's INSERT and the passage's take, sent together, store what the
+    three statements stored one by one."""
+    assignment, passage, handler, check = _checked_question(records)
+    with transaction.atomic():
+        handler.submit(assignment, check, active=("p1", 4000))
+    stored = Assignment.objects.get(pk=assignment.pk)
+    assert stored.status == Assignment.Status.SUBMITTED and set(stored.active_pages) == {"p1"}
+    pair = QAPair.objects.get(assignment=assignment)
+    assert (pair.passage_id, pair.question, pair.status) == (
+        passage.pk,
+        check.cleaned.question,
+        QAPair.Status.PENDING,
+    )
+    assert Passage.objects.get(pk=passage.pk).used_by_id == pair.pk
+
+
+def test_question_submit__passage_used_meanwhile_rolls_back(records: dict) -> None:
+    assignment, passage, handler, check = _checked_question(records)
+    other = QAPair.objects.create(corpus=passage.corpus, question_type="sciq", question="q", answer="a")
+    Passage.objects.filter(pk=passage.pk).update(used_by=other)
+    with pytest.raises(PassageTaken), transaction.atomic():
+        handler.submit(assignment, check)
+    assert Assignment.objects.get(pk=assignment.pk).status == Assignment.Status.ACCEPTED
+    assert not QAPair.objects.filter(assignment=assignment).exists()
+    assert Passage.objects.get(pk=passage.pk).used_by_id == other.pk
+
+
+def test_question_submit__a_refused_submit_keeps_no_pair(records: dict) -> None:
+    """The pair goes to the database with the submit's UPDATE; when the UPDATE finds the assignment no
+    longer accepted (an expiry or another submission won the race), the pair and the passage's take are
+    rolled back, even where the caller catches the refusal inside its ``atomic`` block."""
+    assignment, passage, handler, check = _checked_question(records)
+    Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.EXPIRED)
+    with pytest.raises(IllegalTransition), transaction.atomic():
+        handler.submit(assignment, check)
+    assert assignment.status == Assignment.Status.EXPIRED  # refreshed for the page that says so
+    assert not QAPair.objects.filter(assignment=assignment).exists()
+    assert Passage.objects.get(pk=passage.pk).used_by_id is None
+    assignment.status = Assignment.Status.ACCEPTED
+    with transaction.atomic():
+        with contextlib.suppress(IllegalTransition):
+            handler.submit(assignment, check)
+    assert not QAPair.objects.filter(assignment=assignment).exists()
+    assert Passage.objects.get(pk=passage.pk).used_by_id is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_question_submit__with_its_writes_only_inside_a_transaction(records: dict) -> None:
+    """Outside an ``atomic`` block a refused submit could not take back the pair sent with it: refused."""
+    assignment, _, _, check = _checked_question(records)
+    pair = QAPair(corpus_id=assignment.hit.batch.corpus_id, question_type="sciq", question="q", answer="a")
+    with pytest.raises(TransactionManagementError):
+        assignment.submit(check.fields, then=[sql_writes.SqlInsert(QAPair).bind(pair)])
+    assert not QAPair.objects.exists()
+    assert Assignment.objects.get(pk=assignment.pk).status == Assignment.Status.ACCEPTED
 
 
 def test_approve__creates_stage2_hit_that_the_author_cannot_take(
