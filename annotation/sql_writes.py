@@ -25,7 +25,7 @@ and the taking of its passage), one statement on PostgreSQL.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from django.db import DEFAULT_DB_ALIAS, connections, models, transaction
@@ -49,7 +49,7 @@ class BoundWrite:
     insert: Optional[SqlInsert] = None
     instance: Optional[models.Model] = None
     #: The INSERT's UPDATE and its where values (database values), where the INSERT's SQL does not hold it.
-    then: Optional[tuple[SqlUpdate, list[Any]]] = field(default=None, repr=False)
+    then: Optional[tuple[SqlUpdate, list[Any]]] = None
 
     def run(self) -> Optional[int]:
         """Run this write alone (see the class note for what it gives)."""
@@ -130,11 +130,11 @@ class SqlUpdate:
         self.using = using
         self._set = tuple(meta.get_field(name) for name in set_fields)
         self._where = tuple(meta.get_field(name) for name in where)
-        for field_ in (*self._set, *self._where):
-            if not field_.concrete or field_.many_to_many:
-                raise ValueError(f"{field_} has no column of {meta.db_table}")
-            if hasattr(field_, "get_placeholder"):  # binary, array, range: written with their own SQL
-                raise ValueError(f"{field_} is a {type(field_).__name__}: SqlUpdate does not write it")
+        for field in (*self._set, *self._where):
+            if not field.concrete or field.many_to_many:
+                raise ValueError(f"{field} has no column of {meta.db_table}")
+            if hasattr(field, "get_placeholder"):  # binary, array, range: written with their own SQL
+                raise ValueError(f"{field} is a {type(field).__name__}: SqlUpdate does not write it")
         conditions = [f"{quote(f.column)} = %s" for f in self._where]
         conditions += [f"{quote(meta.get_field(name).column)} IS NULL" for name in where_null]
         self._table = quote(meta.db_table)
@@ -170,19 +170,19 @@ class SqlUpdate:
 
     def _set_params(self, values: Sequence[Any], connection: Any) -> list[Any]:
         return [
-            field_.get_db_prep_save(
-                value.prepare_database_save(field_)
-                if field_.remote_field and isinstance(value, models.Model)
+            field.get_db_prep_save(
+                value.prepare_database_save(field)
+                if field.remote_field and isinstance(value, models.Model)
                 else value,
                 connection,
             )
-            for field_, value in zip(self._set, values, strict=True)
+            for field, value in zip(self._set, values, strict=True)
         ]
 
     def _where_params(self, where_values: Sequence[Any], connection: Any) -> list[Any]:
         return [
-            field_.get_db_prep_value(field_.get_prep_value(value), connection, prepared=True)
-            for field_, value in zip(self._where, where_values, strict=True)
+            field.get_db_prep_value(field.get_prep_value(value), connection, prepared=True)
+            for field, value in zip(self._where, where_values, strict=True)
         ]
 
 
@@ -211,9 +211,9 @@ class SqlInsert:
         self._fields = tuple(
             f for f in meta.local_concrete_fields if not f.generated and f is not meta.auto_field
         )
-        for field_ in self._fields:
-            if hasattr(field_, "get_placeholder"):
-                raise ValueError(f"{field_} is a {type(field_).__name__}: SqlInsert does not write it")
+        for field in self._fields:
+            if hasattr(field, "get_placeholder"):
+                raise ValueError(f"{field} is a {type(field).__name__}: SqlInsert does not write it")
         self._returning = tuple(meta.db_returning_fields)
         columns = ", ".join(quote(f.column) for f in self._fields)
         returning = ", ".join(quote(f.column) for f in self._returning)
@@ -242,7 +242,7 @@ class SqlInsert:
             raise ValueError("this SqlInsert has no UPDATE to run with it")
         connection = connections[self.using]
         params = [
-            field_.get_db_prep_save(field_.pre_save(instance, True), connection) for field_ in self._fields
+            field.get_db_prep_save(field.pre_save(instance, True), connection) for field in self._fields
         ]
         if then_where is None:
             return BoundWrite(self.using, self.sql, params, insert=self, instance=instance)
@@ -259,8 +259,8 @@ class SqlInsert:
         return self.bind(instance, then_where).run()
 
     def _stored(self, instance: models.Model, row: Sequence[Any], connection: Any) -> None:
-        for field_, value in zip(self._returning, row, strict=True):
-            convert = getattr(field_, "from_db_value", None)
-            setattr(instance, field_.attname, convert(value, None, connection) if convert else value)
+        for field, value in zip(self._returning, row, strict=True):
+            convert = getattr(field, "from_db_value", None)
+            setattr(instance, field.attname, convert(value, None, connection) if convert else value)
         instance._state.adding = False
         instance._state.db = self.using
