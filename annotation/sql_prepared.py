@@ -22,7 +22,10 @@ import itertools
 import re
 import threading
 import weakref
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 #: The statements prepared on each open PostgreSQL session, by its DB-API connection: a new connection
 #: is a new key, and one a pool hands out again keeps its statements, as the session does.
@@ -43,6 +46,23 @@ def several_per_query(connection: Any) -> bool:
         and connection.Database.__name__ == "psycopg"
         and not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding")
     )
+
+
+def in_one_query(
+    connection: Any, pieces: Sequence[tuple[str, Sequence[Any]]], take: Callable[[Any, int], T]
+) -> list[T]:
+    """Send the statements ``pieces`` (``(sql, params)``, each prepared: :func:`statement`) as one query
+    string on ``connection`` (where :func:`several_per_query` holds) and give ``take(cursor, index)`` for
+    each statement's result, in order."""
+    results = []
+    with connection.cursor() as cursor:  # connected first: a statement is prepared on the session
+        statements = [statement(connection, sql) for sql, _ in pieces]
+        cursor.execute("; ".join(statements), [value for _, params in pieces for value in params])
+        for index in range(len(pieces)):
+            if index:
+                cursor.nextset()
+            results.append(take(cursor, index))
+    return results
 
 
 def statement(connection: Any, sql: str) -> str:

@@ -289,15 +289,11 @@ def together(*reads: tuple[SqlRead[Any], Sequence[Any]]) -> list[list[Any]]:
         return [read.all(*params) for read, params in reads]
     for read, params in reads:
         read._check(params)
-    results: list[list[Any]] = []
-    with connection.cursor() as cursor:  # connected first: a statement is prepared on the session
-        statements = [sql_prepared.statement(connection, read.sql(connection)) for read, _ in reads]
-        cursor.execute("; ".join(statements), [value for _, params in reads for value in params])
-        for number, (read, _) in enumerate(reads):
-            if number:
-                cursor.nextset()
-            results.append([read._instance(row, connection) for row in cursor.fetchall()])
-    return results
+    return sql_prepared.in_one_query(
+        connection,
+        [(read.sql(connection), params) for read, params in reads],
+        lambda cursor, index: [reads[index][0]._instance(row, connection) for row in cursor.fetchall()],
+    )
 
 
 def _prefixes(path: str) -> list[str]:
