@@ -201,6 +201,9 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend with a health check that sends nothing on a connection in use (config/postgresql).
+    DATABASES["default"]["ENGINE"] = "config.postgresql"
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the web server and the embedded Celery worker write without "database is locked".
     DATABASES["default"]["OPTIONS"] = {
