@@ -3,8 +3,9 @@
 Why: with ``CONN_HEALTH_CHECKS`` Django checks a persistent connection before the first query of every
 request that reuses it, so that a connection the server has ended (a restart, ``pg_terminate_backend``,
 a proxy's idle timeout) is replaced instead of failing the request. Django's check is a ``SELECT 1``: a
-round trip to the server before every request's first query, about a tenth of the statements of a HIT
-(its page and its submit) and some 4% of a web worker's CPU under load (``benchmarks/RESULTS.md``).
+round trip to the server before every request's first query, two of the seven statements of a SciQ HIT
+(its page and its submit) and about 4% of a web worker's CPU under load (``benchmarks/RESULTS.md``).
+Anything that reaches the socket (an SSL record, a notice) only sends the check back to Django's.
 
 A server that ends a session says so on the socket: it sends its ``FATAL`` message and closes the
 connection, and the kernel delivers the close even when the server process is killed. A session with
