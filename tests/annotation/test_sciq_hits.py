@@ -32,7 +32,7 @@ from annotation.models import (
     sha256_text,
 )
 from annotation.qc.sciq import SciQItem, SciQOptions, check_item
-from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
+from annotation.services.batches import BatchSpec, BatchSpecError, create_batch, passages_free_for_hits
 from crowd.followup_tasks import after_submission
 from crowd.models import Consent, Worker
 from crowd.services import local_review as review
@@ -180,6 +180,28 @@ def test_claims__two_workers_get_disjoint_passages(records: dict) -> None:
     a = set(first.hit.passages.values_list("pk", flat=True))
     b = set(second.hit.passages.values_list("pk", flat=True))
     assert len(a) == len(b) == 3 and not a & b
+
+
+def test_new_batch__passages_open_hits_show_stay_out_until_those_hits_or_batches_close(records: dict) -> None:
+    """A passage shown by an open HIT of a live batch is not free; one whose HIT completed, or whose
+    batch was cancelled, is free again (not used up: nobody wrote about it)."""
+    corpus = Corpus.objects.get(name=CORPUS)
+    first = _stage1(limit=2)
+    shown = {hit.pk: set(hit.passages.values_list("pk", flat=True)) for hit in first.hits.all()}
+    every = set(corpus.passages.values_list("pk", flat=True))
+    assert set(passages_free_for_hits(corpus).values_list("pk", flat=True)) == every - set().union(
+        *shown.values()
+    )
+    second = create_batch(BatchSpec(kind="sciq_question", corpus=CORPUS))
+    assert second.hits.count() == 2
+    assert not set(second.hits.values_list("passages", flat=True)) & set().union(*shown.values())
+    assert not passages_free_for_hits(corpus).exists()
+
+    done, still_open = sorted(shown)
+    HIT.objects.filter(pk=done).update(status=HIT.Status.COMPLETED)
+    assert set(passages_free_for_hits(corpus).values_list("pk", flat=True)) == shown[done]
+    Batch.objects.filter(pk=first.pk).update(status=Batch.Status.CANCELLED)
+    assert set(passages_free_for_hits(corpus).values_list("pk", flat=True)) == shown[done] | shown[still_open]
 
 
 def test_question_post__errors_keep_every_field(client: Client, records: dict) -> None:
