@@ -34,28 +34,10 @@ from django.db import connection  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 
 from annotation.importers.mcq import read_sciq  # noqa: E402
-from annotation.models import HIT, Batch, Corpus, Passage, sha256_text  # noqa: E402
+from annotation.models import HIT, Batch  # noqa: E402
 from annotation.services.batches import BatchSpec, create_batch, passages_free_for_hits  # noqa: E402
 from config.shared_data import shared_data_dir  # noqa: E402
-
-
-def textbook(name: str, texts: list[str]) -> Corpus:
-    """A textbook corpus whose passages the sentence filter accepted."""
-    corpus = Corpus.objects.create(name=name, kind=Corpus.Kind.TEXTBOOK)
-    Passage.objects.bulk_create(
-        (
-            Passage(
-                corpus=corpus,
-                position=i,
-                text=text,
-                text_sha256=sha256_text(text),
-                filter_status=Passage.FilterStatus.ACCEPTED,
-            )
-            for i, text in enumerate(texts)
-        ),
-        batch_size=5000,
-    )
-    return corpus
+from tests.factories import make_textbook  # noqa: E402
 
 
 def add_open_hits(count: int, texts: list[str], start: int) -> None:
@@ -65,7 +47,7 @@ def add_open_hits(count: int, texts: list[str], start: int) -> None:
     made = 0
     while made < count:
         size = min(per_corpus, count - made)
-        corpus = textbook(f"open-{start + made}", texts[: size * 3])
+        corpus = make_textbook(f"open-{start + made}", texts[: size * 3])
         batch = Batch.objects.create(
             name=f"open-{start + made}",
             kind=Batch.Kind.SCIQ_QUESTION,
@@ -116,7 +98,7 @@ def main() -> None:
                 cursor.execute("ANALYZE") if connection.vendor == "postgresql" else None
             walls, cpus = [], []
             for number in range(args.batches):
-                corpus = textbook(f"new-{size}-{number}", texts[: args.hits * 3])
+                corpus = make_textbook(f"new-{size}-{number}", texts[: args.hits * 3])
                 wall, cpu = time.perf_counter(), time.process_time()
                 batch = create_batch(BatchSpec(kind="sciq_question", corpus=corpus.name, limit=args.hits))
                 walls.append(time.perf_counter() - wall)

@@ -52,33 +52,33 @@ def test_backend_is_the_projects() -> None:
     assert isinstance(connections["default"], base.DatabaseWrapper)
 
 
+def _run(wrapper: Any, sql: str) -> int:
+    """Run ``sql`` on ``wrapper``; the server process's id."""
+    with wrapper.cursor() as cursor:
+        cursor.execute(sql)
+    return wrapper.connection.info.backend_pid
+
+
 def test_in_use__usable_without_a_statement(opened: Any) -> None:
-    pid = opened.connection.info.backend_pid
-    with opened.cursor() as cursor:
-        cursor.execute("SELECT 42")
+    pid = _run(opened, "SELECT 42")
     assert opened.is_usable()
     assert _last_statement(pid) == "SELECT 42"
 
 
 def test_quiet_too_long__asks_the_server(opened: Any) -> None:
-    pid = opened.connection.info.backend_pid
-    with opened.cursor() as cursor:
-        cursor.execute("SELECT 42")
+    pid = _run(opened, "SELECT 42")
     opened.usable_at = time.monotonic() - base.QUIET_SECONDS - 1
     assert opened.is_usable()
     assert _last_statement(pid) == "SELECT 1"
     # Found usable just now: the next check needs no statement.
-    with opened.cursor() as cursor:
-        cursor.execute("SELECT 43")
+    _run(opened, "SELECT 43")
     assert opened.is_usable()
     assert _last_statement(pid) == "SELECT 43"
 
 
 def test_in_a_transaction__asks_the_server(opened: Any) -> None:
-    pid = opened.connection.info.backend_pid
     opened.set_autocommit(False)
-    with opened.cursor() as cursor:
-        cursor.execute("SELECT 42")
+    pid = _run(opened, "SELECT 42")
     assert opened.is_usable()
     assert _last_statement(pid) == "SELECT 1"
     opened.rollback()
