@@ -16,7 +16,6 @@ from typing import Any, Optional
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
-from django.db.models import Exists, OuterRef
 
 from annotation.hits import BuiltFrom, HitHandler, handler_for
 from annotation.models import HIT, Batch, Corpus, Document, Passage, QAPair
@@ -267,24 +266,26 @@ def _add_document_hits(batch: Batch, spec: BatchSpec) -> int:
 def passages_free_for_hits(corpus: Corpus) -> Any:
     """Accepted, unused, not retired passages of ``corpus`` that no open HIT of a live batch is showing.
 
-    The HITs showing a passage are looked up per passage (``NOT EXISTS``, an anti-join on the HIT-passage
-    link's index): a ``NOT IN`` over every open HIT's passages grew with the whole database's open HITs,
-    not the corpus's, and PostgreSQL scans such a list for every passage once it outgrows ``work_mem``
-    (a 300-HIT batch took 17.6 s to create beside 100,000 open HITs, now 1.1 s:
-    ``benchmarks/batch_creation.py``).
+    Only this corpus's passages are looked up among the open HITs' (an inner join, so no NULL reaches the
+    ``NOT IN``): the list grows with the corpus, not with the whole database's open HITs, and PostgreSQL
+    keeps it in a hash while it fits in ``work_mem`` (4 MB by default: some hundred thousand passages).
+    A list of every open HIT's passages outgrows that and is scanned for every passage (17.6 s for a
+    300-HIT batch beside 100,000 open HITs, ``benchmarks/batch_creation.py``); a correlated ``NOT EXISTS``,
+    planned with the statistics of an HIT-passage table that was still small, scans that table for
+    every passage.
     """
-    showing = HIT.passages.through.objects.filter(
-        passage=OuterRef("pk"),
-        hit__status=HIT.Status.OPEN,
-        hit__batch__status__in=[Batch.Status.DRAFT, Batch.Status.PUBLISHED, Batch.Status.PAUSED],
-    )
+    showing = HIT.objects.filter(
+        status=HIT.Status.OPEN,
+        passages__corpus=corpus,
+        batch__status__in=[Batch.Status.DRAFT, Batch.Status.PUBLISHED, Batch.Status.PAUSED],
+    ).values("passages")
     # Fresh passages first: a rejected trio is split up and each comes back beside new companions.
     return (
         Passage.objects.filter(corpus=corpus)
         .accepted()
         .unused()
         .not_retired()
-        .filter(~Exists(showing))
+        .exclude(pk__in=showing)
         .order_by("crowd_rejections", "pk")
     )
 
@@ -303,12 +304,19 @@ def add_passage_hits(batch: Batch, limit: Optional[int]) -> int:
         groups = [g for g in groups if len(g) == PASSAGES_PER_HIT]
         if limit:
             groups = groups[:limit]
+        # In bulk, a few statements whatever the batch's size: the New batch page's estimate creates (and
+        # rolls back) the whole batch in its request, and a whole SciQ textbook is about 4,500 HITs.
         position = _next_position(batch)
-        for offset, group in enumerate(groups):
-            hit = HIT.objects.create(
-                batch=batch, position=position + offset, max_assignments=batch.assignments_per_hit
-            )
-            hit.passages.set(group)
+        hits = HIT.objects.bulk_create(
+            HIT(batch=batch, position=position + offset, max_assignments=batch.assignments_per_hit)
+            for offset in range(len(groups))
+        )
+        links = HIT.passages.through
+        links.objects.bulk_create(
+            links(hit_id=hit.pk, passage_id=passage)
+            for hit, group in zip(hits, groups, strict=True)
+            for passage in group
+        )
     return len(groups)
 
 
