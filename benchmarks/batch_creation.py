@@ -34,15 +34,19 @@ from django.db import connection  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 
 from annotation.importers.mcq import read_sciq  # noqa: E402
-from annotation.models import HIT, Batch  # noqa: E402
-from annotation.services.batches import BatchSpec, create_batch, passages_free_for_hits  # noqa: E402
+from annotation.models import Batch  # noqa: E402
+from annotation.services.batches import (  # noqa: E402
+    BatchSpec,
+    add_passage_hits,
+    create_batch,
+    passages_free_for_hits,
+)
 from config.shared_data import shared_data_dir  # noqa: E402
 from tests.factories import make_textbook  # noqa: E402
 
 
 def add_open_hits(count: int, texts: list[str], start: int) -> None:
     """``count`` open HITs of published batches, three passages each, in corpora of their own."""
-    links = HIT.passages.through
     per_corpus = len(texts) // 3
     made = 0
     while made < count:
@@ -54,17 +58,7 @@ def add_open_hits(count: int, texts: list[str], start: int) -> None:
             corpus=corpus,
             status=Batch.Status.PUBLISHED,
         )
-        hits = HIT.objects.bulk_create((HIT(batch=batch, position=i) for i in range(size)), batch_size=5000)
-        passages = list(corpus.passages.order_by("position").values_list("pk", flat=True))
-        links.objects.bulk_create(
-            (
-                links(hit_id=hit.pk, passage_id=passages[i * 3 + j])
-                for i, hit in enumerate(hits)
-                for j in range(3)
-            ),
-            batch_size=10000,
-        )
-        made += size
+        made += add_passage_hits(batch, size)
 
 
 def main() -> None:
@@ -94,8 +88,9 @@ def main() -> None:
         for size in sorted(args.open):
             add_open_hits(size - made, texts, made)
             made = size
-            with connection.cursor() as cursor:
-                cursor.execute("ANALYZE") if connection.vendor == "postgresql" else None
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    cursor.execute("ANALYZE")
             walls, cpus = [], []
             for number in range(args.batches):
                 corpus = make_textbook(f"new-{size}-{number}", texts[: args.hits * 3])

@@ -3,9 +3,9 @@
 Why: with ``CONN_HEALTH_CHECKS`` Django checks a persistent connection before the first query of every
 request that reuses it, so that a connection the server has ended (a restart, ``pg_terminate_backend``,
 a proxy's idle timeout) is replaced instead of failing the request. Django's check is a ``SELECT 1``: a
-round trip to the server before every request's first query, two of the seven statements of a SciQ HIT
-(its page and its submit) and about 4% of a web worker's CPU under load (``benchmarks/RESULTS.md``).
-Anything that reaches the socket (an SSL record, a notice) only sends the check back to Django's.
+round trip to the server before every request's first query, two of the seven statements a SciQ HIT
+(its page and its submit) sends with it, and about 4% of a web worker's CPU under load
+(``benchmarks/RESULTS.md``).
 
 A server that ends a session says so on the socket: it sends its ``FATAL`` message and closes the
 connection, and the kernel delivers the close even when the server process is killed. A session with
@@ -18,9 +18,9 @@ without asking when all of these hold:
   (a connection dropped silently by a NAT or firewall between, a server host that vanished) happens to
   connections left idle for minutes, and those get Django's ``SELECT 1``.
 
-Anything else (data waiting, a transaction open, psycopg2, which gives no libpq handle) gets Django's
-check. ``is_usable`` is also what Django asks after a query error, where the same rules hold: a broken
-connection is ``BAD`` in libpq, an aborted transaction is not idle.
+Anything else (data waiting, even an SSL record or a notice; a transaction open; psycopg2, which gives no
+libpq handle) gets Django's check. ``is_usable`` is also what Django asks after a query error, where the
+same rules hold: a broken connection is ``BAD`` in libpq, an aborted transaction is not idle.
 """
 
 from __future__ import annotations
