@@ -12,13 +12,15 @@ screening quiz. This script measures what it costs, on PostgreSQL, with real Sci
    CPU of this process and of its PostgreSQL backend per submission, with the SQL statements.
    Then the same for another ``--submissions``, ``--per-run`` at a time, as the batched job does.
 4. Through Celery, as deployed (a throw-away Redis as broker and shared cache, ``celery -A config
-   worker``, prefork, ``--concurrency`` processes), twice: one job per submission, then batched (the
-   batch's job, :func:`crowd.services.followups.queue_after_submission` with the batch). Each time it
-   queues the follow-ups of another ``--submissions`` submissions ``--rate`` per second, the way the
-   submit view does after each commit, waits until every one has run (each HIT completed, the queue
-   empty), and prints the CPU of the worker (its main process and its pool) and of the PostgreSQL
-   server per submission, the messages, the Redis commands, the wall time, the idle worker's CPU per
-   second and the worker's resident memory.
+   worker``, prefork, ``--concurrency`` processes), twice: one job per submission
+   (:func:`crowd.services.followups.queue_after_submission`, queued ``--rate`` per second the way the
+   submit view does after each commit without Redis), then batched (beat inside the worker, ``-B``,
+   whose dispatcher queues each batch's run; the submissions' ``followed_up_at`` is cleared
+   ``--rate`` per second, the way the submit view stores them). Each time it waits until every one of
+   another ``--submissions`` has run (each HIT completed, the queue empty), and prints the CPU of the
+   worker (its main process, its pool and, batched, beat) and of the PostgreSQL server per submission,
+   the messages, the Redis commands, the wall time, the idle worker's CPU per second and the worker's
+   resident memory.
 
 ``--modes`` picks the measurements (``celery-batched`` alone is the deployed path), ``--worker-arg``
 adds options to the worker's command (``load_processes.celery_worker_command``) to compare them.
@@ -65,7 +67,7 @@ MODES = ("in-process", "in-process-batched", "celery", "celery-batched")
 
 def submit_all(count: int, data: Path) -> list[int]:
     """Publish a SciQ question batch of ``count`` HITs and submit each through its page; the ids."""
-    from django.test import Client
+    from django.test import Client, override_settings
     from django.utils import timezone
 
     from annotation.models import Assignment
@@ -94,7 +96,11 @@ def submit_all(count: int, data: Path) -> list[int]:
     )
     queued: list[int] = []
     client = Client()
-    with mock.patch("crowd.services.followups.queue_after_submission", lambda pk, **kw: queued.append(pk)):
+    # Each submission's follow-up as the page queues it without batching, kept aside here.
+    with (
+        override_settings(CROWDQA_FOLLOWUP_BATCHING=False),
+        mock.patch("crowd.services.followups.queue_after_submission", lambda pk, **kw: queued.append(pk)),
+    ):
         for hit, assignment in zip(hits, assignments, strict=True):
             passage = min(hit.passages.all(), key=lambda p: p.pk)
             question, answer = by_text[passage.text]
@@ -184,6 +190,7 @@ def through_celery(
     worker until every one has run (its main process and its pool apart, the Redis commands every
     client sent, and the worker's CPU while idle afterwards)."""
     from django.test.utils import override_settings
+    from django.utils import timezone
 
     from annotation.models import HIT, Assignment
     from crowd.services.followups import queue_after_submission
@@ -191,9 +198,11 @@ def through_celery(
     with ExitStack() as stack:
         stack.enter_context(override_settings(CROWDQA_FOLLOWUP_BATCHING=batched))
         concurrency, rate = args.concurrency, args.rate
+        beat = work / "beat-schedule" if batched else None  # the dispatcher of batched follow-ups
+        command = celery_worker_command(concurrency, beat_schedule=beat)
         worker = start(
             stack,
-            celery_worker_command(concurrency) + args.worker_arg,
+            command + args.worker_arg,
             ROOT,
             env,
             work / "celery.log",
@@ -201,14 +210,18 @@ def through_celery(
         from config.celery import app
 
         broker = app.connection_for_write(env["REDIS_URL"])
-        rows = Assignment.objects.filter(pk__in=ids).values_list("pk", "hit_id", "hit__batch_id")
-        hit_of = {pk: hit for pk, hit, _ in rows}
-        batch_of = {pk: batch for pk, _, batch in rows}
+        hit_of = dict(Assignment.objects.filter(pk__in=ids).values_list("pk", "hit_id"))
         hit_ids = [hit_of[pk] for pk in ids]
         messages = [0]
+        if batched:  # owed their follow-up only as the submit view stores them, ``rate`` per second
+            Assignment.objects.filter(pk__in=ids).update(followed_up_at=timezone.now())
 
         def queue(pk: int) -> None:
-            messages[0] += queue_after_submission(pk, connection=broker, batch_id=batch_of[pk])
+            if batched:
+                Assignment.objects.filter(pk=pk).update(submitted_at=timezone.now(), followed_up_at=None)
+            else:
+                queue_after_submission(pk, connection=broker)
+                messages[0] += 1
 
         def queued() -> int:
             return int(broker.default_channel.client.llen("default"))
@@ -263,11 +276,10 @@ def through_celery(
         mode = "batched (one run per batch at a time)" if batched else "one job per submission"
         main_ms, pool_ms = ((after[i] - before[i]) * 1000 / n for i in (0, 1))
         idle_ms = sum(idle[i] - after[i] for i in (0, 1)) * 1000 / args.idle
-        command = celery_worker_command(concurrency)
         flags = " ".join(command[command.index("celery") + 1 :] + args.worker_arg)
         print(
             f"through Celery ({flags}; Redis "
-            f"broker), {mode}, {n} submissions queued {rate:.0f}/s, {messages[0]} messages sent: worker "
+            f"broker), {mode}, {n} submissions queued {rate:.0f}/s, {messages[0]} messages sent here: worker "
             f"CPU {main_ms + pool_ms:.2f} ms (main process {main_ms:.2f}, pool {pool_ms:.2f}), PostgreSQL "
             f"(whole server) {(after[2] - before[2]) * 1000 / n:.2f} ms per submission; Redis commands "
             f"(every client) {(after[4] - before[4]) / n:.1f} per submission; "

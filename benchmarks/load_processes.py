@@ -18,6 +18,7 @@ import urllib.error
 import urllib.request
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Optional
 from urllib.parse import urlsplit, urlunsplit
 
 
@@ -89,14 +90,16 @@ def server_memory(master: int) -> tuple[list[dict[str, float]], float]:
     return workers, memory_mb(master)["pss"] + sum(w["pss"] for w in workers)
 
 
-def celery_worker_command(concurrency: int) -> list[str]:
+def celery_worker_command(concurrency: int, beat_schedule: Optional[Path] = None) -> list[str]:
     """The default-queue Celery worker as the benchmarks run it beside the web workers: the flags and
     the CPU priority (``Nice=10``) of ``docs/deployment.md`` and ``deploy/systemd/crowdqa-worker@.service``,
-    with the pool size the benchmark asks for."""
+    with the pool size the benchmark asks for; with ``beat_schedule``, beat runs inside it (``-B``, as
+    the demo runs it), whose dispatcher queues the batched follow-ups, so its CPU counts as the worker's."""
     priority = ["nice", "-n", "10"]
     worker = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default", "-P", "prefork"]
     events_off = ["--without-mingle", "--without-gossip", "--without-heartbeat"]
-    return priority + worker + ["-c", str(concurrency)] + events_off + ["-l", "warning"]
+    beat = ["-B", "--schedule", str(beat_schedule)] if beat_schedule else []
+    return priority + worker + ["-c", str(concurrency)] + events_off + beat + ["-l", "warning"]
 
 
 def start_redis(stack: ExitStack, work: Path) -> str:

@@ -195,12 +195,13 @@ def turkle_env(work: Path, system: str, args: argparse.Namespace, parts: Any) ->
 
 
 def start_celery(stack: ExitStack, env: dict[str, str], work: Path, concurrency: int) -> subprocess.Popen:
-    """crowdqa's Celery worker, as deployed beside the web workers; returns once it consumes its queue."""
+    """crowdqa's Celery worker with beat inside it (whose dispatcher queues the follow-ups of the
+    submissions), as deployed beside the web workers; returns once it consumes its queue."""
     import redis
 
     worker = start(
         stack,
-        celery_worker_command(concurrency),
+        celery_worker_command(concurrency, beat_schedule=work / "beat-schedule"),
         ROOT,
         env,
         work / "celery.log",

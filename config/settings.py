@@ -351,12 +351,20 @@ WEBHOOK_SECRET_OVERLAP_SECONDS = float(os.environ.get("WEBHOOK_SECRET_OVERLAP_SE
 # Seconds a follow-up of a submission (QC, screening grade, stage-2 HIT) may stay queued or running
 # before the periodic sweep counts it as lost with a killed worker and queues it again.
 CROWDQA_FOLLOWUP_TIME_LIMIT = float(os.environ.get("CROWDQA_FOLLOWUP_TIME_LIMIT", "600"))
-# Follow up a batch's submissions many per job run, with marks in the cache the web and Celery
-# processes share (Redis); without Redis, one job per submission.
+# Follow up a batch's submissions many per job run, queued by a beat job from the submissions stored
+# (the web queues nothing), with marks in the cache the Celery processes share (Redis); without Redis,
+# the web queues one job per submission.
 CROWDQA_FOLLOWUP_BATCHING = env_bool("CROWDQA_FOLLOWUP_BATCHING", bool(REDIS_URL))
-# Seconds a batched run waits before it starts, so that one run follows up every submission of the
-# batch stored meanwhile (one Celery message for all of them): the follow-up comes that much later.
+# With batching, seconds between two looks for submissions owed their follow-up: each look queues one
+# run per batch with some, so every submission of the interval rides on one Celery message.
 CROWDQA_FOLLOWUP_BATCH_SECONDS = float(os.environ.get("CROWDQA_FOLLOWUP_BATCH_SECONDS", "1"))
+if CROWDQA_FOLLOWUP_BATCHING:
+    CELERY_BEAT_SCHEDULE["dispatch-followups"] = {
+        "task": "crowd.followup_tasks.dispatch_followups",
+        "schedule": CROWDQA_FOLLOWUP_BATCH_SECONDS,
+        # A look still queued when the next is due is dropped unread: the next one sees what it would.
+        "options": {"expires": CROWDQA_FOLLOWUP_BATCH_SECONDS},
+    }
 
 # Researcher pages open without login (the local demo turns this on; never on a public server).
 CROWDQA_PUBLIC_DASHBOARD = env_bool("CROWDQA_PUBLIC_DASHBOARD", False)

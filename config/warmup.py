@@ -62,18 +62,22 @@ def warm() -> None:
     connections["default"].ops.compiler("SQLCompiler")  # the backend's SQL compilers (no connection)
     storages["staticfiles"]
     caches["default"]
-    # What a submit loads to publish its follow-up (crowd.services.followups, whose two small modules the
-    # first submit imports itself: this layer imports no app): Celery's sending machinery, the Redis
-    # client and the broker's transport class (building a connection object connects nothing). Not
-    # ``app.loader.import_default_modules()``: that imports every app's task modules (the webhook
-    # sender's HTTP client, the filters, the distractor models' store), which a web worker never runs.
-    from config.celery import app
+    if not settings.CROWDQA_FOLLOWUP_BATCHING:
+        # What a submit loads to publish its follow-up (crowd.services.followups, whose two small modules
+        # the first submit imports itself: this layer imports no app): Celery's sending machinery, the
+        # broker's client and transport class (building a connection object connects nothing). With
+        # batching a submit publishes nothing (a beat job queues the follow-ups), so neither is loaded:
+        # a worker that publishes a job (a researcher's action, a model-loop check) loads them then.
+        # Not ``app.loader.import_default_modules()``: that imports every app's task modules (the
+        # webhook sender's HTTP client, the filters, the distractor models' store), which a web worker
+        # never runs.
+        from config.celery import app
 
-    app.amqp  # noqa: B018
-    app.backend  # noqa: B018
-    app.Task  # noqa: B018
-    app.connection_for_write().transport  # noqa: B018
-    app.events.Dispatcher  # noqa: B018 - the task-sent event machinery a publish loads
+        app.amqp  # noqa: B018
+        app.backend  # noqa: B018
+        app.Task  # noqa: B018
+        app.connection_for_write().transport  # noqa: B018
+        app.events.Dispatcher  # noqa: B018 - the task-sent event machinery a publish loads
     # The session and message storage the middleware loads on a request's first use.
     import_string(settings.SESSION_SERIALIZER)
     import_string(settings.MESSAGE_STORAGE)

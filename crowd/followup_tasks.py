@@ -49,7 +49,7 @@ def after_submission(assignment_id: int) -> dict[str, Any]:
 )
 def after_submissions(self: Any, batch_id: int) -> dict[str, Any]:
     """Follow up every pending submission of a batch in one run (the batched form of
-    :func:`after_submission`, queued by :func:`crowd.services.followups.queue_after_submission`).
+    :func:`after_submission`, queued by :func:`dispatch_followups`).
 
     One run per batch at a time (a lock in the shared cache): a run queued while another runs retries
     shortly after, and then finds what was submitted meanwhile (run in process, it goes on at once).
@@ -62,6 +62,16 @@ def after_submissions(self: Any, batch_id: int) -> dict[str, Any]:
         if not held and not self.request.is_eager:
             raise self.retry(countdown=followups.retry_wait(self.request.retries))
         return followups.drain(batch_id)
+
+
+@shared_task(name="crowd.followup_tasks.dispatch_followups", ignore_result=True, track_started=False)
+def dispatch_followups() -> list[int]:
+    """Queue a run of :func:`after_submissions` for every batch with a submission owed its follow-up
+    (periodic, every ``CROWDQA_FOLLOWUP_BATCH_SECONDS`` with batching; idempotent: a batch with a run
+    queued gets no second one). See :func:`crowd.services.followups.dispatch`."""
+    from crowd.services.followups import dispatch
+
+    return dispatch()
 
 
 @shared_task(name="annotation.tasks.create_validation_hit", acks_late=True)

@@ -238,7 +238,7 @@ def assignment_page(request: HttpRequest, token: str) -> HttpResponse:
             handler.submit(assignment, check, active=_active_report(request))
             asks_model = loop_settings(batch) is not None
             options_only = handler.options_only_check and options_only_enabled()
-            transaction.on_commit(lambda: _after_commit(assignment.pk, asks_model, batch.pk, options_only))
+            transaction.on_commit(lambda: _after_commit(assignment.pk, asks_model, options_only))
     except IllegalTransition:
         return _closed_response(request, assignment) or _after_submit(request, assignment)
     except HitConflict as exc:
@@ -263,19 +263,24 @@ def _keep_as_draft(request: HttpRequest, token: str, fields: dict[str, Any]) -> 
     return locked
 
 
-def _after_commit(
-    assignment_id: int, asks_model: bool = False, batch_id: Optional[int] = None, options_only: bool = False
-) -> None:
+def _after_commit(assignment_id: int, asks_model: bool = False, options_only: bool = False) -> None:
     """Queue the work that follows a stored submission (QC, and the model checks of a batch that asks a
-    model); failures never lose the submission."""
-    try:
-        from crowd.services.followups import queue_after_submission
+    model); failures never lose the submission.
 
-        queue_after_submission(assignment_id, batch_id=batch_id)
-    except Exception:  # noqa: BLE001 - the broker being down must not turn a stored submission into an error
-        logger.exception(
-            "could not queue the follow-up of Assignment(%s); the follow-up sweep re-queues it", assignment_id
-        )
+    With batching (Redis) the follow-up is not queued here: the stored submission is the record of it,
+    and a beat job queues its batch's run (:mod:`crowd.services.followups`), so a submit makes no broker
+    or cache round trip and the web process does not load their clients for it.
+    """
+    from crowd.services import followups
+
+    if not followups.batching():
+        try:
+            followups.queue_after_submission(assignment_id)
+        except Exception:  # noqa: BLE001 - the broker being down must not turn a stored submission into an error
+            logger.exception(
+                "could not queue the follow-up of Assignment(%s); the follow-up sweep re-queues it",
+                assignment_id,
+            )
     if asks_model:
         try:
             from evaluation.services.model_checks import queue_submission_check

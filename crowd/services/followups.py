@@ -2,22 +2,30 @@
 that re-queues it when a killed worker lost it.
 
 Two follow-ups exist: ``after_submission`` (HIT completion, QC of the pairs and the screening grade) for
-every submitted assignment (with :func:`batching`, ``after_submissions`` for every pending submission of
-a batch at once, see :func:`queue_after_submission` and :func:`drain`), and ``create_validation_hit``
-(the SciQ stage-2 HIT) for every accepted stage-1 question. Each is queued with a deterministic task id
-(``after_submission:<assignment>``, ``create_validation_hit:<pair>``). Neither broker protects a message
-whose worker dies: the embedded file broker deletes a message as soon as a worker takes it, and Redis
-restores an unacked one only after its visibility timeout. The sweep (a beat job) re-queues, once the
-submission or approval is ``CROWDQA_FOLLOWUP_TIME_LIMIT`` seconds old:
+every submitted assignment, and ``create_validation_hit`` (the SciQ stage-2 HIT) for every accepted
+stage-1 question. Each is queued with a deterministic task id (``after_submission:<assignment>``,
+``create_validation_hit:<pair>``).
+
+With :func:`batching` (Redis) the web process queues nothing for a submission: the stored submission
+(its ``followed_up_at`` still empty, under the partial index ``assignment_followup_owed``) is itself
+the record of the work owed, and a beat job, :func:`dispatch`, every ``CROWDQA_FOLLOWUP_BATCH_SECONDS``
+queues one run of ``after_submissions`` for each batch with a submission owed (see :func:`drain`).
+A submit then costs the web process no broker or cache round trip, a submission committed by a web
+process that died before answering is followed up like any other, and under load one run follows up
+all of a batch's submissions of the interval. Without batching (the embedded broker) the web process
+queues ``after_submission`` for each submission once it is committed.
+
+Neither broker protects a message whose worker dies: the embedded file broker deletes a message as
+soon as a worker takes it, and Redis restores an unacked one only after its visibility timeout. With
+batching the next :func:`dispatch` queues a new run for what a killed run left (once the dead run's
+lock expires, :func:`draining`). The sweep (a beat job) re-queues, once the submission or approval is
+``CROWDQA_FOLLOWUP_TIME_LIMIT`` seconds old:
 
 - every submission whose ``followed_up_at`` is still empty (the job sets it as its last step, and
   stores no result: it runs once per submission, so a result row per job would cost two writes that
-  only this sweep would read);
+  only this sweep would read), each on its own job;
 - every accepted question with no stage-2 HIT whose job has no result row in the Celery result
   backend, or a ``STARTED`` one older than the time limit.
-
-With :func:`batching` it also queues a run of the batched job for each batch with a submission pending
-for ``STALLED_SECONDS`` (a run killed mid-run, and no later submission of the batch to queue the next).
 
 Both tasks are idempotent, so a follow-up that was merely slow and runs twice does no harm.
 """
@@ -51,8 +59,7 @@ logger = logging.getLogger(__name__)
 #: day (``result_expires``), and a missing row must not look like a lost follow-up.
 SWEEP_WINDOW = timedelta(hours=20)
 #: How long the "a run of this batch's follow-up job is queued" mark lives: a message lost before its
-#: run started holds back the batch's next message at most this long after the run's :func:`batch_wait`
-#: (the sweep still covers them).
+#: run started holds back the batch's next run at most this long (the sweep still covers them).
 QUEUED_MARK_SECONDS = 30
 #: How long a run's lock in Redis lives unless renewed: the run renews it every third of this while it
 #: works, so a run killed while holding it delays the batch's follow-ups by at most this long.
@@ -64,10 +71,6 @@ RUNNING_MARK_SECONDS = 300
 #: ``DRAIN_RETRY_MAX_SECONDS``, so a run waiting on a dead run's lock starts soon after it expires).
 DRAIN_RETRY_SECONDS = 0.25
 DRAIN_RETRY_MAX_SECONDS = 5.0
-#: With :func:`batching`, a submission still pending this long (its run's worker was killed and no later
-#: submission of its batch queued another run) gets its batch a run from the sweep, well before
-#: ``CROWDQA_FOLLOWUP_TIME_LIMIT``; in a long queue, at most one extra message per batch per sweep.
-STALLED_SECONDS = 60
 
 
 def time_limit() -> timedelta:
@@ -85,7 +88,7 @@ def validation_hit_id(pair_id: int) -> str:
 
 def batching() -> bool:
     """Whether submissions are followed up a batch at a time (``CROWDQA_FOLLOWUP_BATCHING``: on with
-    Redis, whose cache every web and Celery process shares; the marks below need that)."""
+    Redis, whose cache every Celery process shares; the marks and the lock below need that)."""
     return bool(settings.CROWDQA_FOLLOWUP_BATCHING)
 
 
@@ -97,55 +100,67 @@ def _running_key(batch_id: int) -> str:
     return f"followups:running:{batch_id}"
 
 
-def queue_after_submission(
-    assignment_id: int, connection: Any = None, batch_id: Optional[int] = None
-) -> bool:
-    """Queue the follow-up (QC, HIT completion, grades) of a stored submission.
-
-    Called once the submission is committed. With :func:`batching` and the submission's ``batch_id``,
-    a message goes out only when no run of the batch's job is queued and not yet started: that run,
-    which drops the mark before it reads, sees this submission. Otherwise one job per submission.
-    Returns whether a message was sent.
-    """
-    if batch_id is not None and batching():
-        return queue_batch_followup(batch_id, connection=connection)
+def queue_after_submission(assignment_id: int, connection: Any = None) -> None:
+    """Queue the follow-up (QC, HIT completion, grades) of one stored submission, once it is committed:
+    the web process's step without :func:`batching`, and the sweep's for a submission it found lost."""
     from crowd.followup_tasks import after_submission
 
     after_submission.apply_async(
         args=[assignment_id], task_id=after_submission_id(assignment_id), connection=connection
     )
-    return True
 
 
-def batch_wait() -> float:
-    """Seconds a queued run of a batch's job waits before it starts (``CROWDQA_FOLLOWUP_BATCH_SECONDS``).
+def dispatch_interval() -> float:
+    """Seconds between two runs of :func:`dispatch` (``CROWDQA_FOLLOWUP_BATCH_SECONDS``), with
+    :func:`batching`: how long at most a submission waits before its batch's run is queued.
 
-    Every submission of the batch stored meanwhile finds the run's "queued" mark and sends no message,
-    so under load one run (one Celery message, one read, one UPDATE each way) follows up all the
-    submissions of that interval; with no wait, a worker faster than the submissions took each one up
-    alone, and Celery's own work per message (about 8 ms of CPU) was most of the cost.
+    Every submission of a batch stored in the interval is followed up by that one run (one Celery
+    message, one read, one UPDATE each way); a run for each submission, as a worker faster than the
+    submissions would take them, made Celery's own work per message (about 8 ms of CPU) most of the cost.
     """
     return float(settings.CROWDQA_FOLLOWUP_BATCH_SECONDS)
 
 
-def queue_batch_followup(batch_id: int, connection: Any = None, countdown: Optional[float] = None) -> bool:
+def owed_batches(now: Optional[Any] = None) -> list[int]:
+    """The batches with a submission younger than the time limit that no run has followed up yet
+    (older ones are the sweep's); the partial index ``assignment_followup_owed`` holds exactly those
+    submissions, so the read stays as small as the backlog."""
+    now = now or timezone.now()
+    return list(
+        Assignment.objects.filter(submitted_at__gte=now - time_limit(), followed_up_at__isnull=True)
+        .order_by("hit__batch_id")
+        .values_list("hit__batch_id", flat=True)
+        .distinct()
+    )
+
+
+def dispatch(now: Optional[Any] = None, connection: Any = None) -> list[int]:
+    """Queue a run of the batched follow-up job for every batch owed one (:func:`owed_batches`) unless
+    one is queued already; returns the batches given a run.
+
+    A run killed mid-run left its submissions unmarked: the next call queues the batch a run, which
+    waits on the dead run's lock (at most ``RUNNING_LOCK_SECONDS``) and then follows them up.
+    """
+    queued = [pk for pk in owed_batches(now) if queue_batch_followup(pk, connection=connection)]
+    if queued:
+        logger.debug("queued follow-up runs of batches %s", queued)
+    return queued
+
+
+def queue_batch_followup(batch_id: int, connection: Any = None) -> bool:
     """Queue a run of the batch's follow-up job unless one is queued already; whether one was queued.
 
-    The run starts ``countdown`` seconds later (default :func:`batch_wait`). A worker killed while the
-    message waits in it loses nothing: the mark expires ``QUEUED_MARK_SECONDS`` after the run was due,
-    then the batch's next submission, or the sweep (``STALLED_SECONDS``), queues another run.
+    A worker killed while the message waits loses nothing: the mark expires ``QUEUED_MARK_SECONDS``
+    later, and the next :func:`dispatch` queues another run.
     """
     from crowd.followup_tasks import after_submissions
 
-    wait = batch_wait() if countdown is None else countdown
-    if not _mark_queued(batch_id, QUEUED_MARK_SECONDS + wait):
+    if not _mark_queued(batch_id, QUEUED_MARK_SECONDS):
         return False
     try:
-        after_submissions.apply_async(
-            args=[batch_id], connection=connection, countdown=wait if wait > 0 else None
-        )
+        after_submissions.apply_async(args=[batch_id], connection=connection)
     except Exception:
-        _unmark_queued(batch_id)  # the next submission tries again; the sweep covers this one
+        _unmark_queued(batch_id)  # the next dispatch tries again
         raise
     return True
 
@@ -153,9 +168,9 @@ def queue_batch_followup(batch_id: int, connection: Any = None, countdown: Optio
 def _mark_queued(batch_id: int, seconds: float) -> bool:
     """Set the batch's "a run is queued" mark unless it is set; whether this call set it.
 
-    Every submission of a batched batch asks this, so with the Redis cache it is one ``SET NX EX``
-    through redis-py under the cache's key (about 0.05 ms of the web process's CPU against 0.2 ms for
-    ``cache.add``, which validates the key and pickles the value); only the key's presence counts.
+    With the Redis cache it is one ``SET NX EX`` through redis-py under the cache's key (about 0.05 ms
+    of CPU against 0.2 ms for ``cache.add``, which validates the key and pickles the value); only the
+    key's presence counts.
     """
     client = _cache_redis()
     if client is None:
@@ -178,7 +193,7 @@ def retry_wait(retries: int) -> float:
 
 @lru_cache(maxsize=4)
 def _redis_client(url: str) -> redis.Redis:
-    # Imported here: a web process whose cache is not Redis (the demo's) never loads redis-py.
+    # Imported here: a web process never loads redis-py for a submission (see the module's docstring).
     import redis
 
     return redis.Redis.from_url(url)
@@ -264,8 +279,9 @@ def drain(batch_id: int, now: Optional[Any] = None) -> dict[str, Any]:
     """Follow up the batch's pending submissions (those younger than the time limit; older ones are
     the sweep's); returns the batch id and how many submissions were followed up and flagged.
 
-    The queued mark is dropped before the read, so a submission committed after the read queues the
-    next run, and one that found the mark set was committed before the read and is in it.
+    The queued mark is dropped before the read, so a submission committed after the read gets the
+    next run from the next :func:`dispatch`; a run that read ``DRAIN_LIMIT`` submissions queues the
+    next itself.
     """
     from crowd.services.after_submission import DRAIN_LIMIT, follow_up, pending
 
@@ -274,7 +290,7 @@ def drain(batch_id: int, now: Optional[Any] = None) -> dict[str, Any]:
     ids = pending(batch_id, since=now - time_limit(), limit=DRAIN_LIMIT)
     summaries = follow_up(ids, pending_only=True)
     if len(ids) >= DRAIN_LIMIT:
-        queue_batch_followup(batch_id, countdown=0)
+        queue_batch_followup(batch_id)
     return {
         "batch": batch_id,
         "submissions": len(summaries),
@@ -304,24 +320,10 @@ def lost(task_ids: dict[str, int], now: Any) -> list[int]:
 
 
 def requeue_lost_followups(now: Optional[Any] = None, connection: Any = None) -> dict[str, list[int]]:
-    """Re-queue every follow-up a killed worker lost; returns the assignment and pair ids re-queued, and
-    the batches given a run of their batched job for submissions pending ``STALLED_SECONDS``."""
+    """Re-queue every follow-up a killed worker lost (older than the time limit); returns the
+    assignment and pair ids re-queued."""
     now = now or timezone.now()
     settled = now - time_limit()
-    stalled: list[int] = []
-    if batching():
-        stalled = list(
-            Assignment.objects.filter(
-                submitted_at__gte=settled,
-                submitted_at__lt=now - timedelta(seconds=STALLED_SECONDS),
-                followed_up_at__isnull=True,
-            )
-            .order_by("hit__batch_id")
-            .values_list("hit__batch_id", flat=True)
-            .distinct()
-        )
-        for batch_id in stalled:
-            queue_batch_followup(batch_id, connection=connection)
     assignments = list(
         Assignment.objects.filter(
             submitted_at__gte=now - SWEEP_WINDOW, submitted_at__lt=settled, followed_up_at__isnull=True
@@ -345,11 +347,6 @@ def requeue_lost_followups(now: Optional[Any] = None, connection: Any = None) ->
         queue_after_submission(pk, connection=connection)
     for pk in pairs:
         queue_validation_hit(pk, connection=connection)
-    if assignments or pairs or stalled:
-        logger.warning(
-            "re-queued lost follow-ups: assignments %s, stage-2 pairs %s, batched runs of batches %s",
-            assignments,
-            pairs,
-            stalled,
-        )
-    return {"assignments": assignments, "pairs": pairs, "batches": stalled}
+    if assignments or pairs:
+        logger.warning("re-queued lost follow-ups: assignments %s, stage-2 pairs %s", assignments, pairs)
+    return {"assignments": assignments, "pairs": pairs}

@@ -1,6 +1,6 @@
-"""Submissions followed up a batch at a time: one queued run for the submissions stored while it waits,
-a run that drops its mark before it reads (so none is left behind), one run per batch at a time, and
-a failing submission that holds up no other."""
+"""Submissions followed up a batch at a time: a submit queues nothing, the dispatcher queues one run per
+batch owed a follow-up (none while one is queued), a run that drops its mark before it reads (so none
+is left behind), one run per batch at a time, and a failing submission that holds up no other."""
 
 from __future__ import annotations
 
@@ -62,11 +62,16 @@ def _sciq_batch(name: str = "b") -> Batch:
     return make_batch(corpus, name=name, kind=Batch.Kind.SCIQ_QUESTION, status=Batch.Status.PUBLISHED)
 
 
-def test_submissions_through_the_page__one_message_while_a_run_is_queued(
+def test_submissions_through_the_page__queue_nothing__the_dispatcher_one_run_while_queued(
     client: Client,
     sent: list[list[int]],
     django_capture_on_commit_callbacks: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from crowd.followup_tasks import after_submission
+
+    single: list[Any] = []
+    monkeypatch.setattr(after_submission, "apply_async", lambda *a, **kw: single.append(a))
     make_textbook("tb", PASSAGES)
     batch = create_batch(BatchSpec(kind="sciq_question", corpus="tb", limit=1, assignments=3))
     batch.publish()
@@ -85,13 +90,36 @@ def test_submissions_through_the_page__one_message_while_a_run_is_queued(
 
     submit(assignments[0])
     submit(assignments[1])
-    assert sent == [[batch.pk]]  # the second found the first's run still queued
+    # The page told neither the broker nor the cache.
+    assert sent == [] and single == [] and cache.get(followups._queued_key(batch.pk)) is None
+    assert followups.dispatch() == [batch.pk]
+    assert followups.dispatch() == []  # its run is still queued
+    assert sent == [[batch.pk]]
     assert followups.drain(batch.pk)["submissions"] == 2
-    submit(assignments[2])  # after the run read: a new run
+    assert followups.dispatch() == []  # nothing owed
+    submit(assignments[2])  # after the run read: the next look queues a new run
+    assert followups.dispatch() == [batch.pk]
     assert sent == [[batch.pk], [batch.pk]]
     assert followups.drain(batch.pk)["submissions"] == 1
     assert not Assignment.objects.filter(followed_up_at__isnull=True).exists()
     assert HIT.objects.get(batch=batch).status == HIT.Status.COMPLETED
+    assert single == []
+
+
+def test_dispatch__one_run_per_batch_owed__not_the_sweeps_nor_the_done(sent: list[list[int]]) -> None:
+    batch, quiet, other, idle = (_sciq_batch(n) for n in ("b", "quiet", "other", "idle"))
+    stalled = _submitted(batch, "stalled", minutes_ago=2)  # a killed run left it
+    _submitted(batch, "fresh")
+    _submitted(quiet, "fresh2")
+    _submitted(other, "done", followed_up_at=timezone.now())
+    _submitted(idle, "lost", minutes_ago=11)  # past the time limit: the sweep's, on its own job
+
+    assert followups.owed_batches() == sorted([batch.pk, quiet.pk])
+    assert followups.dispatch() == sorted([batch.pk, quiet.pk])
+    assert sorted(sent) == sorted([[batch.pk], [quiet.pk]])
+    followups.drain(batch.pk)
+    assert Assignment.objects.get(pk=stalled.pk).followed_up_at is not None
+    assert followups.owed_batches() == [quiet.pk]
 
 
 def test_drain__follows_up_the_batchs_pending_submissions_only(sent: list[list[int]]) -> None:
@@ -138,28 +166,30 @@ def test_drain__a_full_run_queues_the_next(monkeypatch: pytest.MonkeyPatch, sent
     assert followups.drain(batch.pk)["submissions"] == 1
 
 
-def test_a_queued_run_waits_the_batch_interval__the_next_of_a_full_run_does_not(
-    settings: Any, monkeypatch: pytest.MonkeyPatch
+def test_the_dispatcher_is_a_beat_job_of_the_batch_interval_only_with_batching(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings.CROWDQA_FOLLOWUP_BATCH_SECONDS = 2.5
-    countdowns: list[Any] = []
-    monkeypatch.setattr(
-        after_submissions, "apply_async", lambda args, **kw: countdowns.append(kw.get("countdown"))
-    )
-    monkeypatch.setattr(service, "DRAIN_LIMIT", 1)
-    batch = _sciq_batch()
-    _submitted(batch, "w0")
-    _submitted(batch, "w1")
+    import importlib
 
-    assert followups.queue_batch_followup(batch.pk)
-    assert not followups.queue_batch_followup(batch.pk)  # queued and waiting: one message for both
-    assert countdowns == [2.5]
-    assert followups.drain(batch.pk)["submissions"] == 1  # full: the rest is queued to run at once
-    assert countdowns == [2.5, None]
-    cache.clear()
-    settings.CROWDQA_FOLLOWUP_BATCH_SECONDS = 0
-    assert followups.queue_batch_followup(batch.pk)
-    assert countdowns == [2.5, None, None]
+    import config.settings as live
+
+    monkeypatch.setenv("CROWDQA_FOLLOWUP_BATCH_SECONDS", "2.5")
+    try:
+        monkeypatch.setenv("CROWDQA_FOLLOWUP_BATCHING", "1")
+        entry = importlib.reload(live).CELERY_BEAT_SCHEDULE["dispatch-followups"]
+        assert entry == {
+            "task": "crowd.followup_tasks.dispatch_followups",
+            "schedule": 2.5,
+            "options": {"expires": 2.5},
+        }
+        from celery import current_app
+
+        assert entry["task"] in current_app.tasks
+        monkeypatch.setenv("CROWDQA_FOLLOWUP_BATCHING", "0")
+        assert "dispatch-followups" not in importlib.reload(live).CELERY_BEAT_SCHEDULE
+    finally:
+        monkeypatch.undo()
+        importlib.reload(live)
 
 
 def test_draining__one_run_per_batch_at_a_time() -> None:
@@ -197,7 +227,7 @@ def test_without_batching__one_job_per_submission(settings: Any, monkeypatch: py
     settings.CROWDQA_FOLLOWUP_BATCHING = False
     ids: list[Any] = []
     monkeypatch.setattr(after_submission, "apply_async", lambda args, **kw: ids.append((args, kw["task_id"])))
-    followups.queue_after_submission(7, batch_id=3)
+    followups.queue_after_submission(7)
     assert ids == [([7], "after_submission:7")]
 
 
@@ -212,18 +242,15 @@ def test_follow_up_pending_only__skips_what_another_run_marked() -> None:
     assert set(service.follow_up([done.pk])) == {done.pk}  # the per-submission job redoes a retry
 
 
-def test_sweep__a_batch_with_a_stalled_submission_gets_a_run(sent: list[list[int]]) -> None:
-    batch, quiet, other = _sciq_batch("b"), _sciq_batch("quiet"), _sciq_batch("other")
-    stalled = _submitted(batch, "stalled", minutes_ago=2)  # its run's worker was killed
-    _submitted(quiet, "fresh")  # its run is on its way
-    _submitted(other, "done", minutes_ago=2, followed_up_at=timezone.now())
-    lost = _submitted(batch, "lost", minutes_ago=11)  # past the time limit: queued on its own too
+def test_sweep__queues_each_lost_submission_on_its_own(
+    sent: list[list[int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from crowd.followup_tasks import after_submission
 
-    requeued = followups.requeue_lost_followups()
-    assert requeued["batches"] == [batch.pk] and requeued["assignments"] == [lost.pk]
-    assert sent == [[batch.pk]]
-    assert followups.requeue_lost_followups()["batches"] == [batch.pk]
-    assert sent == [[batch.pk]]  # its run is still queued: no second message
-    followups.drain(batch.pk)
-    assert Assignment.objects.get(pk=stalled.pk).followed_up_at is not None
-    assert followups.requeue_lost_followups()["batches"] == []
+    single: list[Any] = []
+    monkeypatch.setattr(after_submission, "apply_async", lambda args, **kw: single.append(args))
+    batch = _sciq_batch("b")
+    _submitted(batch, "fresh")  # the dispatcher's
+    lost = _submitted(batch, "lost", minutes_ago=11)  # past the time limit
+    assert followups.requeue_lost_followups() == {"assignments": [lost.pk], "pairs": []}
+    assert single == [[lost.pk]] and sent == []

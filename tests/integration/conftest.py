@@ -1,4 +1,4 @@
-"""Real services for integration tests: a Redis server and Celery worker processes.
+"""Real services for integration tests: a Redis server, Celery worker processes and Celery beat.
 
 ``REDIS_URL`` in the environment (CI) points at a running Redis; otherwise a throwaway ``redis-server``
 is started on a free port. Workers are real ``celery worker`` processes that use the test database.
@@ -87,22 +87,26 @@ def database_url() -> str:
 WorkerFactory = Callable[..., subprocess.Popen]
 
 
-def start_celery_worker(
-    queues: str, name: str, redis: Optional[str], var_dir: Path, log: Path
-) -> subprocess.Popen:
-    """A real ``celery worker`` process (node ``name@%h``) on the test database, with its own var dir;
-    without ``redis`` it uses the embedded file broker under ``var_dir``."""
+def _celery_env(redis: Optional[str], var_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CELERY_TASK_ALWAYS_EAGER")}
     env["DATABASE_URL"] = database_url()
     env["CROWDQA_VAR_DIR"] = str(var_dir)
     if redis:
         env["REDIS_URL"] = redis
+    return env
+
+
+def start_celery_worker(
+    queues: str, name: str, redis: Optional[str], var_dir: Path, log: Path
+) -> subprocess.Popen:
+    """A real ``celery worker`` process (node ``name@%h``) on the test database, with its own var dir;
+    without ``redis`` it uses the embedded file broker under ``var_dir``."""
     with log.open("w") as output:
         return subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queues, "-n", f"{name}@%h"]
             + ["--pool", "solo", "--without-mingle", "--without-gossip", "--loglevel", "INFO"],
             cwd=REPO,
-            env=env,
+            env=_celery_env(redis, var_dir),
             stdout=output,
             stderr=subprocess.STDOUT,
         )
@@ -131,6 +135,29 @@ def celery_worker_process(tmp_path: Path) -> Iterator[WorkerFactory]:
         process = start_celery_worker(
             queues, name, redis, var_dir or tmp_path / name, tmp_path / f"{name}.log"
         )
+        processes.append(process)
+        return process
+
+    yield start
+    stop_processes(processes)
+
+
+@pytest.fixture
+def celery_beat_process(tmp_path: Path) -> Iterator[Callable[[str], subprocess.Popen]]:
+    """Start a real ``celery beat`` process on Redis (its schedule and log under ``tmp_path``, the log
+    ``beat.log``); stopped after the test."""
+    processes: list[subprocess.Popen] = []
+
+    def start(redis: str) -> subprocess.Popen:
+        with (tmp_path / "beat.log").open("w") as output:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "celery", "-A", "config", "beat", "--loglevel", "INFO"]
+                + ["--schedule", str(tmp_path / "beat-schedule")],
+                cwd=REPO,
+                env=_celery_env(redis, tmp_path / "beat"),
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
         processes.append(process)
         return process
 

@@ -1,12 +1,13 @@
-"""Submissions followed up a batch at a time by a real Celery worker, with Redis as the broker and the
-cache of both the test process (the web pages) and the worker, so batching is on in both.
+"""Submissions followed up a batch at a time by a real Celery worker and a real Celery beat, with Redis as
+the broker and the cache of the test process (the web pages), the worker and beat, so batching is on in
+all of them: the pages queue nothing, beat's dispatcher queues a run per batch owed a follow-up.
 
 Real SciQ passages and questions go through the HIT pages; every submission ends followed up exactly
 once (marked, its HIT completed, its QC flags stored, one ``submission.received`` webhook delivered),
-with far fewer job messages than submissions. A worker killed with -9 while its run holds the batch's
-lock frees it within ``RUNNING_LOCK_SECONDS`` (the run renews it while it works), so a fresh worker
-follows up what the dead run left within seconds of the next submission of the batch (or of the
-sweep's run, when none comes), not after a five-minute expiry or the sweep's time limit.
+with far fewer runs than submissions. A worker killed with -9 while its run holds the batch's lock
+frees it within ``RUNNING_LOCK_SECONDS`` (the run renews it while it works), so a fresh worker follows
+up what the dead run left within seconds, whether or not anyone submits again, not after a five-minute
+expiry or the sweep's time limit.
 
 "Exactly once" is counted from the workers' own logs: each run logs how many submissions it followed
 up, and their sum equals the number of submissions.
@@ -19,7 +20,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,6 @@ import redis as redis_client
 from celery import signals
 from django.core.cache import cache
 from django.test import Client
-from django.utils import timezone
 
 from annotation.importers.mcq import MCQRow
 from annotation.models import HIT, Assignment, Batch, QAPair
@@ -47,6 +46,7 @@ from worker.assigning import claim_next
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 TASK = "annotation.tasks.after_submissions"
+DISPATCH = "crowd.followup_tasks.dispatch_followups"
 #: An answer no SciQ passage contains: the page's QC flags it (answer_not_in_passage) and accepts it.
 OFF_PASSAGE = "quasar dust"
 
@@ -175,6 +175,7 @@ def test_batched_followups__a_real_worker_follows_up_each_submission_once(
     shared_redis: str,
     shared_data: Callable[[str], Path],
     celery_worker_process: Any,
+    celery_beat_process: Any,
     receiver: Receiver,
     published: list[str],
     tmp_path: Path,
@@ -184,25 +185,28 @@ def test_batched_followups__a_real_worker_follows_up_each_submission_once(
     celery_worker_process("default", "batcher", shared_redis)
     log = tmp_path / "batcher.log"
     assert _wait_for(lambda: log.exists() and " ready." in log.read_text(), timeout=60)
+    celery_beat_process(shared_redis)
     started = time.monotonic()
     submitted = _crowd_submits(batch, records, writers=4, each=9)
     submit_seconds = time.monotonic() - started
 
     done = lambda: not Assignment.objects.filter(followed_up_at__isnull=True).exists()  # noqa: E731
-    assert _wait_for(done, timeout=60), (tmp_path / "batcher.log").read_text()[-3000:]
-    _assert_each_followed_up_once(batch, submitted, [tmp_path / "batcher.log"], receiver)
-    messages = published.count(TASK)
-    runs = _runs([tmp_path / "batcher.log"])
-    print(f"36 submissions in {submit_seconds:.1f} s: {messages} job messages, runs {runs}")
-    assert 1 <= messages <= len(submitted) // 2, (messages, runs)
+    assert _wait_for(done, timeout=60), (log.read_text() + (tmp_path / "beat.log").read_text())[-3000:]
+    _assert_each_followed_up_once(batch, submitted, [log], receiver)
+    assert published == []  # the pages queued nothing
+    runs = _runs([log])
+    looks = log.read_text().count(f"{DISPATCH}[")
+    print(f"36 submissions in {submit_seconds:.1f} s: {len(runs)} runs {runs}, {looks} dispatcher messages")
+    assert 1 <= len(runs) <= len(submitted) // 2, runs
 
 
-@pytest.mark.parametrize("then", ["more submissions", "the sweep"])
+@pytest.mark.parametrize("then", ["more submissions", "no more submissions"])
 def test_batched_followups__a_run_killed_holding_the_lock__a_fresh_worker_resumes_within_seconds(
     then: str,
     shared_redis: str,
     shared_data: Callable[[str], Path],
     celery_worker_process: Any,
+    celery_beat_process: Any,
     receiver: Receiver,
     published: list[str],
     tmp_path: Path,
@@ -210,9 +214,12 @@ def test_batched_followups__a_run_killed_holding_the_lock__a_fresh_worker_resume
     batch, records = _batch(shared_data, hits=24)
     receiver.secret = Endpoint.objects.create(url=receiver.url, events=["submission.received"]).secret
     client = Client()
-    # Submitted with no worker running: one message waits for them all.
+    # Submitted with no worker running; one look of the dispatcher (beat's job, run here) queues one
+    # run for them all.
     submitted = [_submit(client, batch, f"w{i}", records, i) for i in range(12)]
-    assert published.count(TASK) == 1
+    assert published == []
+    assert followups.dispatch() == [batch.pk]
+    assert followups.dispatch() == []
     lock_key = cache.make_key(f"followups:running:{batch.pk}")
     locks = redis_client.Redis.from_url(shared_redis)
 
@@ -227,17 +234,10 @@ def test_batched_followups__a_run_killed_holding_the_lock__a_fresh_worker_resume
     assert not Assignment.objects.filter(followed_up_at__isnull=False).exists()
 
     if then == "more submissions":
-        # The crowd goes on submitting: the first of these queues a run (the dead run dropped the
-        # mark), which waits on the dead run's lock; a fresh worker follows up all of them.
         submitted += [_submit(client, batch, f"w{i}", records, i) for i in range(12, 24)]
-    else:
-        # Nobody submits any more: the beat's sweep, once the submissions are STALLED_SECONDS old,
-        # queues the batch a run (long before the time limit, after which it queues each on its own).
-        later = timezone.now() + timedelta(seconds=followups.STALLED_SECONDS + 1)
-        requeued = followups.requeue_lost_followups(now=later)
-        assert requeued == {"assignments": [], "pairs": [], "batches": [batch.pk]}
-        since = time.monotonic()  # the sweep's run is queued
-    assert published.count(TASK) == 2
+    # Beat's next look queues the batch a run (the dead run dropped the mark), which waits on the dead
+    # run's lock; a fresh worker follows up all of them.
+    celery_beat_process(shared_redis)
     celery_worker_process("default", "rescuer", shared_redis)
     done = lambda: not Assignment.objects.filter(followed_up_at__isnull=True).exists()  # noqa: E731
     assert _wait_for(done, timeout=followups.RUNNING_LOCK_SECONDS + 30), (
@@ -250,6 +250,7 @@ def test_batched_followups__a_run_killed_holding_the_lock__a_fresh_worker_resume
         batch, submitted, [tmp_path / "doomed.log", tmp_path / "rescuer.log"], receiver
     )
     assert not locks.exists(lock_key)
+    assert published == [TASK]  # the look run here; the pages queued nothing
 
 
 def test_draining__a_live_run_keeps_its_lock__a_dead_one_frees_it(
@@ -280,21 +281,19 @@ def test_queued_mark__one_key_in_redis_set_once__the_run_drops_it(
 ) -> None:
     from crowd.followup_tasks import after_submissions
 
-    countdowns: list[Any] = []
-    monkeypatch.setattr(
-        after_submissions, "apply_async", lambda args, **kw: countdowns.append(kw["countdown"])
-    )
+    queued: list[Any] = []
+    monkeypatch.setattr(after_submissions, "apply_async", lambda args, **kw: queued.append(args))
     marks = redis_client.Redis.from_url(shared_redis)
     key = cache.make_key("followups:queued:7")
 
     assert followups.queue_batch_followup(7)
     assert not followups.queue_batch_followup(7)
-    assert countdowns == [followups.batch_wait()]
-    assert 0 < marks.ttl(key) <= followups.QUEUED_MARK_SECONDS + followups.batch_wait()
+    assert queued == [[7]]
+    assert 0 < marks.ttl(key) <= followups.QUEUED_MARK_SECONDS
     assert followups.drain(7)["submissions"] == 0
     assert not marks.exists(key)
     assert followups.queue_batch_followup(7)
-    assert len(countdowns) == 2
+    assert len(queued) == 2
 
 
 def test_drain__a_run_whose_lock_expired_mid_run_does_not_redo_what_the_next_run_did(

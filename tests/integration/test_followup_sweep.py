@@ -116,7 +116,7 @@ def test_killed_worker__the_sweep_requeues_the_lost_qc(
 
         later = timezone.now() + timedelta(seconds=settings.CROWDQA_FOLLOWUP_TIME_LIMIT + 1)
         requeued = followups.requeue_lost_followups(now=later, connection=conn)
-        assert requeued == {"assignments": [assignment.pk], "pairs": [], "batches": []}
+        assert requeued == {"assignments": [assignment.pk], "pairs": []}
 
     celery_worker_process("default", "rescuer", redis, var_dir=var_dir)
     assert _wait_for(

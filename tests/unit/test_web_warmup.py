@@ -1,10 +1,11 @@
 """The gunicorn master's warm-up (``config/warmup.py``, run by ``gunicorn.conf.py`` with ``preload_app``).
 
 What the master imports is shared by every worker it forks, so it must be what a worker imports on its
-first HIT page and submit anyway (the template tag libraries, the template loaders, the Redis client,
-Celery's sending machinery), never the ML stack, the platform SDKs or the libraries only other paths
-use (``NOT_ON_HIT_PATH``: the task modules' HTTP client, pydantic...), and it must leave no database
-connection open for the workers to inherit. Runs in a fresh interpreter, as gunicorn's master does.
+first HIT page and submit anyway (the template tag libraries, the template loaders, and Celery's
+sending machinery where a submit publishes its follow-up), never the ML stack, the platform SDKs or
+the libraries only other paths use (``NOT_ON_HIT_PATH``: the task modules' HTTP client, pydantic...),
+and it must leave no database connection open for the workers to inherit. Runs in a fresh interpreter,
+as gunicorn's master does.
 """
 
 from __future__ import annotations
@@ -27,12 +28,15 @@ FIRST_REQUESTS = (
     "django.template.context_processors",
     "django.db.models.sql.compiler",
     "django.contrib.messages.storage.fallback",
-    "redis.client",
-    "celery.app.amqp",
-    "celery.events.dispatcher",
-    "kombu.transport.redis",
     "whitenoise.storage",
 )
+#: What a submit loads to publish its follow-up: on the embedded broker (no Redis), where each submit
+#: queues its own job; with Redis a beat job queues them and a submit loads none of it
+#: (crowd.services.followups).
+PUBLISHING = {
+    "embedded": ("celery.app.amqp", "celery.events.dispatcher", "kombu.transport.filesystem"),
+    "redis": ("celery.app.amqp", "celery.events.dispatcher", "kombu.transport.redis", "redis.client"),
+}
 
 PROBE = """
 import gc, json, sys
@@ -59,27 +63,32 @@ print(json.dumps({
 """
 
 
-def test_warm_imports_what_first_requests_import_and_closes_the_database(tmp_path: Path) -> None:
+@pytest.mark.parametrize("broker", ["embedded", "redis"])
+def test_warm_imports_what_first_requests_import_and_closes_the_database(tmp_path: Path, broker: str) -> None:
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "PYTHONPATH": str(ROOT),
         "DATABASE_URL": f"sqlite:///{tmp_path / 'warm.sqlite3'}",
         "CROWDQA_VAR_DIR": str(tmp_path / "var"),
-        "REDIS_URL": "redis://127.0.0.1:1/0",  # the Redis cache and broker, never connected to
     }
+    env.pop("REDIS_URL", None)
+    env.pop("CROWDQA_FOLLOWUP_BATCHING", None)
+    if broker == "redis":
+        env["REDIS_URL"] = "redis://127.0.0.1:1/0"  # the Redis cache and broker, never connected to
+    expected = FIRST_REQUESTS + (PUBLISHING["embedded"] if broker == "embedded" else ())
     env.setdefault("DJANGO_SECRET_KEY", "warm-up-test-secret-key-0123456789abcdefghijklmnopqrstuv")
     env.setdefault("CROWDQA_PSEUDONYM_SALT", "warm-up-test-salt-0123456789abcdefghijklmnopqrstuvwxyz")
     report = run_probe(
         PROBE,
-        json.dumps(FIRST_REQUESTS),
+        json.dumps(sorted({*FIRST_REQUESTS, *PUBLISHING["embedded"], *PUBLISHING["redis"]})),
         json.dumps(HEAVY),
         json.dumps(NOT_ON_HIT_PATH),
         env=env,
         timeout=180,
     )
-    assert report["before"] != list(FIRST_REQUESTS), "the probe would pass without the warm-up"
-    assert report["loaded"] == sorted(FIRST_REQUESTS), report
+    assert report["before"] != sorted(expected), "the probe would pass without the warm-up"
+    assert report["loaded"] == sorted(expected), report
     assert report["connected"] is False
     assert report["frozen"] > 10_000
     # A HIT page's links and the message page's reverse nothing the master has not built.
