@@ -15,7 +15,7 @@ screening quiz. This script measures what it costs, on PostgreSQL, with real Sci
    worker``, prefork, ``--concurrency`` processes), twice: one job per submission
    (:func:`crowd.services.followups.queue_after_submission`, queued ``--rate`` per second the way the
    submit view does after each commit without Redis), then batched (beat inside the worker, ``-B``,
-   whose dispatcher queues each batch's run; the submissions' ``followed_up_at`` is cleared
+   whose dispatcher follows up each batch in turn; the submissions' ``followed_up_at`` is cleared
    ``--rate`` per second, the way the submit view stores them). Each time it waits until every one of
    another ``--submissions`` has run (each HIT completed, the queue empty), and prints the CPU of the
    worker (its main process, its pool and, batched, beat) and of the PostgreSQL server per submission,
@@ -252,11 +252,13 @@ def through_celery(
 
         def snapshot() -> tuple[float, float, float, float, int]:
             pool = children(worker.pid)
+            # The server's CPU less this process's backend (batched, its UPDATEs stand in for the submits).
             return (
                 process_cpu(worker.pid, waited_children=True),
                 sum(process_cpu(p) for p in pool),
                 process_cpu(postmaster, waited_children=True)
-                + sum(process_cpu(p) for p in children(postmaster)),
+                + sum(process_cpu(p) for p in children(postmaster))
+                - backend_cpu(),
                 time.monotonic(),
                 redis_calls(client),
             )
@@ -273,7 +275,7 @@ def through_celery(
         idle = snapshot()
         n = len(measured)
         rss = [rss_mb(worker.pid)] + [rss_mb(p) for p in children(worker.pid)]
-        mode = "batched (one run per batch at a time)" if batched else "one job per submission"
+        mode = "batched (looks from beat, -B)" if batched else "one job per submission"
         main_ms, pool_ms = ((after[i] - before[i]) * 1000 / n for i in (0, 1))
         idle_ms = sum(idle[i] - after[i] for i in (0, 1)) * 1000 / args.idle
         flags = " ".join(command[command.index("celery") + 1 :] + args.worker_arg)
@@ -281,7 +283,8 @@ def through_celery(
             f"through Celery ({flags}; Redis "
             f"broker), {mode}, {n} submissions queued {rate:.0f}/s, {messages[0]} messages sent here: worker "
             f"CPU {main_ms + pool_ms:.2f} ms (main process {main_ms:.2f}, pool {pool_ms:.2f}), PostgreSQL "
-            f"(whole server) {(after[2] - before[2]) * 1000 / n:.2f} ms per submission; Redis commands "
+            f"(whole server less this script's session) {(after[2] - before[2]) * 1000 / n:.2f} ms per "
+            "submission; Redis commands "
             f"(every client) {(after[4] - before[4]) / n:.1f} per submission; "
             f"{n / (after[3] - before[3]):.0f} submissions/s wall; idle worker {idle_ms:.1f} ms CPU per "
             "second; worker RSS " + ", ".join(f"{v:.0f}" for v in rss) + " MB (main, pool)"

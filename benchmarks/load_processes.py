@@ -94,7 +94,7 @@ def celery_worker_command(concurrency: int, beat_schedule: Optional[Path] = None
     """The default-queue Celery worker as the benchmarks run it beside the web workers: the flags and
     the CPU priority (``Nice=10``) of ``docs/deployment.md`` and ``deploy/systemd/crowdqa-worker@.service``,
     with the pool size the benchmark asks for; with ``beat_schedule``, beat runs inside it (``-B``, as
-    the demo runs it), whose dispatcher queues the batched follow-ups, so its CPU counts as the worker's."""
+    the demo runs it), whose dispatcher runs the batched follow-ups, so its CPU counts as the worker's."""
     priority = ["nice", "-n", "10"]
     worker = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default", "-P", "prefork"]
     events_off = ["--without-mingle", "--without-gossip", "--without-heartbeat"]

@@ -195,7 +195,7 @@ def turkle_env(work: Path, system: str, args: argparse.Namespace, parts: Any) ->
 
 
 def start_celery(stack: ExitStack, env: dict[str, str], work: Path, concurrency: int) -> subprocess.Popen:
-    """crowdqa's Celery worker with beat inside it (whose dispatcher queues the follow-ups of the
+    """crowdqa's Celery worker with beat inside it (whose dispatcher runs the follow-ups of the
     submissions), as deployed beside the web workers; returns once it consumes its queue."""
     import redis
 

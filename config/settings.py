@@ -351,12 +351,12 @@ WEBHOOK_SECRET_OVERLAP_SECONDS = float(os.environ.get("WEBHOOK_SECRET_OVERLAP_SE
 # Seconds a follow-up of a submission (QC, screening grade, stage-2 HIT) may stay queued or running
 # before the periodic sweep counts it as lost with a killed worker and queues it again.
 CROWDQA_FOLLOWUP_TIME_LIMIT = float(os.environ.get("CROWDQA_FOLLOWUP_TIME_LIMIT", "600"))
-# Follow up a batch's submissions many per job run, queued by a beat job from the submissions stored
-# (the web queues nothing), with marks in the cache the Celery processes share (Redis); without Redis,
-# the web queues one job per submission.
+# Follow up submissions many per job run, in looks beat sends from the submissions stored (the web
+# queues nothing), under per-batch locks in the cache the Celery processes share (Redis); without
+# Redis, the web queues one job per submission.
 CROWDQA_FOLLOWUP_BATCHING = env_bool("CROWDQA_FOLLOWUP_BATCHING", bool(REDIS_URL))
-# With batching, seconds between two looks for submissions owed their follow-up: each look queues one
-# run per batch with some, so every submission of the interval rides on one Celery message.
+# With batching, seconds between two looks for submissions owed their follow-up: each look follows up
+# every batch with some, so every submission of the interval rides on one Celery message.
 CROWDQA_FOLLOWUP_BATCH_SECONDS = float(os.environ.get("CROWDQA_FOLLOWUP_BATCH_SECONDS", "1"))
 if CROWDQA_FOLLOWUP_BATCHING:
     CELERY_BEAT_SCHEDULE["dispatch-followups"] = {

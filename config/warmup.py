@@ -3,10 +3,11 @@
 Why: with ``preload_app`` (``gunicorn.conf.py``) the master loads the application once and forks the
 workers from it, so the modules it has imported sit in memory pages the workers share (copy-on-write)
 instead of each worker importing its own copy on its first requests. Left to the first requests, a worker
-imports about 450 more modules (the URLconf's views, every installed app's template tag libraries, the
-Redis client, Celery's task-sending machinery and the broker's transport). Only those: what a HIT page
-never uses (every app's task modules, the REST API) stays out of the master too, since a forked worker's
-resident memory counts every page the master holds (tests/unit/test_web_warmup.py).
+imports some hundreds more modules (the URLconf's views, every installed app's template tag libraries
+and, where a submit publishes its follow-up, Celery's task-sending machinery and the broker's client).
+Only those: what a HIT page never uses (every app's task modules, the REST API, and with Redis the
+broker's client, since a submit then publishes nothing) stays out of the master too, since a forked
+worker's resident memory counts every page the master holds (tests/unit/test_web_warmup.py).
 
 Nothing here opens a connection: the database connection the application may have opened while loading
 is closed, so no worker inherits a socket from the master.
@@ -66,7 +67,7 @@ def warm() -> None:
         # What a submit loads to publish its follow-up (crowd.services.followups, whose two small modules
         # the first submit imports itself: this layer imports no app): Celery's sending machinery, the
         # broker's client and transport class (building a connection object connects nothing). With
-        # batching a submit publishes nothing (a beat job queues the follow-ups), so neither is loaded:
+        # batching a submit publishes nothing (looks that beat sends follow them up), so neither is loaded:
         # a worker that publishes a job (a researcher's action, a model-loop check) loads them then.
         # Not ``app.loader.import_default_modules()``: that imports every app's task modules (the
         # webhook sender's HTTP client, the filters, the distractor models' store), which a web worker

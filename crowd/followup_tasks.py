@@ -39,36 +39,11 @@ def after_submission(assignment_id: int) -> dict[str, Any]:
     return follow_up([assignment_id])[assignment_id]
 
 
-@shared_task(
-    name="annotation.tasks.after_submissions",
-    bind=True,
-    acks_late=True,
-    ignore_result=True,
-    track_started=False,
-    max_retries=None,
-)
-def after_submissions(self: Any, batch_id: int) -> dict[str, Any]:
-    """Follow up every pending submission of a batch in one run (the batched form of
-    :func:`after_submission`, queued by :func:`dispatch_followups`).
-
-    One run per batch at a time (a lock in the shared cache): a run queued while another runs retries
-    shortly after, and then finds what was submitted meanwhile (run in process, it goes on at once).
-    See :mod:`crowd.services.followups`
-    for why no submission is left behind.
-    """
-    from crowd.services import followups
-
-    with followups.draining(batch_id) as held:
-        if not held and not self.request.is_eager:
-            raise self.retry(countdown=followups.retry_wait(self.request.retries))
-        return followups.drain(batch_id)
-
-
 @shared_task(name="crowd.followup_tasks.dispatch_followups", ignore_result=True, track_started=False)
-def dispatch_followups() -> list[int]:
-    """Queue a run of :func:`after_submissions` for every batch with a submission owed its follow-up
-    (periodic, every ``CROWDQA_FOLLOWUP_BATCH_SECONDS`` with batching; idempotent: a batch with a run
-    queued gets no second one). See :func:`crowd.services.followups.dispatch`."""
+def dispatch_followups() -> list[dict[str, Any]]:
+    """Follow up every pending submission of every batch, a batch at a time under its lock (periodic,
+    every ``CROWDQA_FOLLOWUP_BATCH_SECONDS`` with batching: the batched form of
+    :func:`after_submission`; idempotent). See :func:`crowd.services.followups.dispatch`."""
     from crowd.services.followups import dispatch
 
     return dispatch()

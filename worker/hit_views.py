@@ -268,8 +268,8 @@ def _after_commit(assignment_id: int, asks_model: bool = False, options_only: bo
     model); failures never lose the submission.
 
     With batching (Redis) the follow-up is not queued here: the stored submission is the record of it,
-    and a beat job queues its batch's run (:mod:`crowd.services.followups`), so a submit makes no broker
-    or cache round trip and the web process does not load their clients for it.
+    and a look that beat sends follows it up (:mod:`crowd.services.followups`), so a submit makes no
+    broker or cache round trip and the web process does not load their clients for it.
     """
     from crowd.services import followups
 

@@ -58,8 +58,8 @@ def follow_up(assignment_ids: Iterable[int], pending_only: bool = False) -> dict
     submissions already followed up are skipped too and left out of the result, which then holds only
     the submissions this call took up: the batched job reads its ids before it works, and a run of the
     batch that overlapped it (see :func:`crowd.services.followups.draining`) may have done them since.
-    A submission whose own step (QC, quiz or gold grading) raises is logged and left unmarked; the
-    others go on.
+    A submission whose own step (QC, quiz or gold grading) raises is logged, left unmarked and its
+    summary says ``failed``; the others go on.
     """
     from annotation.hits import handler_for
 
@@ -86,6 +86,7 @@ def follow_up(assignment_ids: Iterable[int], pending_only: bool = False) -> dict
             summaries[row["pk"]].update(_own_steps(row, handler_for(row["hit__batch__kind"])))
         except Exception:  # noqa: BLE001 - one submission's failure must not hold up the others
             logger.exception("the follow-up of Assignment(%s) failed; the sweep queues it again", row["pk"])
+            summaries[row["pk"]]["failed"] = True
             continue
         done.append(row["pk"])
     if not done:

@@ -8,18 +8,19 @@ stage-1 question. Each is queued with a deterministic task id (``after_submissio
 
 With :func:`batching` (Redis) the web process queues nothing for a submission: the stored submission
 (its ``followed_up_at`` still empty, under the partial index ``assignment_followup_owed``) is itself
-the record of the work owed, and a beat job, :func:`dispatch`, every ``CROWDQA_FOLLOWUP_BATCH_SECONDS``
-queues one run of ``after_submissions`` for each batch with a submission owed (see :func:`drain`).
-A submit then costs the web process no broker or cache round trip, a submission committed by a web
-process that died before answering is followed up like any other, and under load one run follows up
-all of a batch's submissions of the interval. Without batching (the embedded broker) the web process
-queues ``after_submission`` for each submission once it is committed.
+the record of the work owed, and a beat job every ``CROWDQA_FOLLOWUP_BATCH_SECONDS`` (a "look",
+:func:`dispatch`) follows up every batch with a submission owed, one batch after the other, under the
+batch's lock (:func:`draining`, :func:`drain`). A submit then costs the web process no broker or cache
+round trip, a submission committed by a web process that died before answering is followed up like
+any other, and under load one Celery message a second follows up every submission of every batch
+stored in that second. Without batching (the embedded broker) the web process queues
+``after_submission`` for each submission once it is committed.
 
 Neither broker protects a message whose worker dies: the embedded file broker deletes a message as
 soon as a worker takes it, and Redis restores an unacked one only after its visibility timeout. With
-batching the next :func:`dispatch` queues a new run for what a killed run left (once the dead run's
-lock expires, :func:`draining`). The sweep (a beat job) re-queues, once the submission or approval is
-``CROWDQA_FOLLOWUP_TIME_LIMIT`` seconds old:
+batching nothing waits in a message: the next look follows up what a killed look left, once the dead
+look's lock on the batch expires. The sweep (a beat job) re-queues, once the submission or approval
+is ``CROWDQA_FOLLOWUP_TIME_LIMIT`` seconds old:
 
 - every submission whose ``followed_up_at`` is still empty (the job sets it as its last step, and
   stores no result: it runs once per submission, so a result row per job would cost two writes that
@@ -33,7 +34,6 @@ Both tasks are idempotent, so a follow-up that was merely slow and runs twice do
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import uuid
 from collections.abc import Iterator
@@ -48,7 +48,7 @@ from django.utils import timezone
 from django_celery_results.models import TaskResult
 
 from annotation.hits import kinds_where
-from annotation.models import Assignment, QAPair
+from annotation.models import HIT, Assignment, QAPair
 
 if TYPE_CHECKING:
     import redis
@@ -58,19 +58,16 @@ logger = logging.getLogger(__name__)
 #: Submissions and approvals older than this are not swept: the result backend forgets results after a
 #: day (``result_expires``), and a missing row must not look like a lost follow-up.
 SWEEP_WINDOW = timedelta(hours=20)
-#: How long the "a run of this batch's follow-up job is queued" mark lives: a message lost before its
-#: run started holds back the batch's next run at most this long (the sweep still covers them).
-QUEUED_MARK_SECONDS = 30
 #: How long a run's lock in Redis lives unless renewed: the run renews it every third of this while it
 #: works, so a run killed while holding it delays the batch's follow-ups by at most this long.
 RUNNING_LOCK_SECONDS = 10.0
 #: The lock's lifetime in a shared cache other than Redis, which the run does not renew: long enough
 #: for a run of ``DRAIN_LIMIT`` submissions, and how long a killed run delays its batch's follow-ups.
 RUNNING_MARK_SECONDS = 300
-#: The first wait of a run that finds another run of its batch holding the lock (doubling, up to
-#: ``DRAIN_RETRY_MAX_SECONDS``, so a run waiting on a dead run's lock starts soon after it expires).
-DRAIN_RETRY_SECONDS = 0.25
-DRAIN_RETRY_MAX_SECONDS = 5.0
+#: A look that left a submission unmarked because its follow-up raised holds the next looks off its
+#: batch this long, so a failing submission is retried twice a minute, not every second; the batch's
+#: other submissions wait that long too while one keeps failing.
+FAILED_HOLD_SECONDS = 30
 
 
 def time_limit() -> timedelta:
@@ -92,8 +89,8 @@ def batching() -> bool:
     return bool(settings.CROWDQA_FOLLOWUP_BATCHING)
 
 
-def _queued_key(batch_id: int) -> str:
-    return f"followups:queued:{batch_id}"
+def _held_key(batch_id: int) -> str:
+    return f"followups:held:{batch_id}"
 
 
 def _running_key(batch_id: int) -> str:
@@ -110,85 +107,48 @@ def queue_after_submission(assignment_id: int, connection: Any = None) -> None:
     )
 
 
-def dispatch_interval() -> float:
-    """Seconds between two runs of :func:`dispatch` (``CROWDQA_FOLLOWUP_BATCH_SECONDS``), with
-    :func:`batching`: how long at most a submission waits before its batch's run is queued.
-
-    Every submission of a batch stored in the interval is followed up by that one run (one Celery
-    message, one read, one UPDATE each way); a run for each submission, as a worker faster than the
-    submissions would take them, made Celery's own work per message (about 8 ms of CPU) most of the cost.
-    """
-    return float(settings.CROWDQA_FOLLOWUP_BATCH_SECONDS)
-
-
 def owed_batches(now: Optional[Any] = None) -> list[int]:
-    """The batches with a submission younger than the time limit that no run has followed up yet
-    (older ones are the sweep's); the partial index ``assignment_followup_owed`` holds exactly those
-    submissions, so the read stays as small as the backlog."""
+    """The batches with a submission younger than the time limit that no job has followed up yet
+    (older ones are the sweep's).
+
+    Two reads, each as small as the backlog: the owed submissions' HITs from the partial index
+    ``assignment_followup_owed``, then those HITs' batches by primary key. As one join PostgreSQL
+    may hash the few owed rows and scan every HIT to probe them, every second.
+    """
     now = now or timezone.now()
-    return list(
+    hits = list(
         Assignment.objects.filter(submitted_at__gte=now - time_limit(), followed_up_at__isnull=True)
-        .order_by("hit__batch_id")
-        .values_list("hit__batch_id", flat=True)
+        .values_list("hit_id", flat=True)
         .distinct()
+    )
+    if not hits:
+        return []
+    return list(
+        HIT.objects.filter(pk__in=hits).order_by("batch_id").values_list("batch_id", flat=True).distinct()
     )
 
 
-def dispatch(now: Optional[Any] = None, connection: Any = None) -> list[int]:
-    """Queue a run of the batched follow-up job for every batch owed one (:func:`owed_batches`) unless
-    one is queued already; returns the batches given a run.
+def dispatch(now: Optional[Any] = None) -> list[dict[str, Any]]:
+    """Follow up every batch owed a follow-up (:func:`owed_batches`), one after the other; returns what
+    :func:`drain` returned for each batch followed up.
 
-    A run killed mid-run left its submissions unmarked: the next call queues the batch a run, which
-    waits on the dead run's lock (at most ``RUNNING_LOCK_SECONDS``) and then follows them up.
+    A batch another look is working on (its lock, :func:`draining`) is left to that look, and one whose
+    last look left a submission failing is left alone ``FAILED_HOLD_SECONDS``. A look killed mid-batch
+    left its submissions unmarked: a later look follows them up once the dead look's lock expires (at
+    most ``RUNNING_LOCK_SECONDS``).
     """
-    queued = [pk for pk in owed_batches(now) if queue_batch_followup(pk, connection=connection)]
-    if queued:
-        logger.debug("queued follow-up runs of batches %s", queued)
-    return queued
-
-
-def queue_batch_followup(batch_id: int, connection: Any = None) -> bool:
-    """Queue a run of the batch's follow-up job unless one is queued already; whether one was queued.
-
-    A worker killed while the message waits loses nothing: the mark expires ``QUEUED_MARK_SECONDS``
-    later, and the next :func:`dispatch` queues another run.
-    """
-    from crowd.followup_tasks import after_submissions
-
-    if not _mark_queued(batch_id, QUEUED_MARK_SECONDS):
-        return False
-    try:
-        after_submissions.apply_async(args=[batch_id], connection=connection)
-    except Exception:
-        _unmark_queued(batch_id)  # the next dispatch tries again
-        raise
-    return True
-
-
-def _mark_queued(batch_id: int, seconds: float) -> bool:
-    """Set the batch's "a run is queued" mark unless it is set; whether this call set it.
-
-    With the Redis cache it is one ``SET NX EX`` through redis-py under the cache's key (about 0.05 ms
-    of CPU against 0.2 ms for ``cache.add``, which validates the key and pickles the value); only the
-    key's presence counts.
-    """
-    client = _cache_redis()
-    if client is None:
-        return bool(cache.add(_queued_key(batch_id), 1, timeout=seconds))
-    return bool(client.set(cache.make_key(_queued_key(batch_id)), 1, nx=True, ex=max(1, math.ceil(seconds))))
-
-
-def _unmark_queued(batch_id: int) -> None:
-    client = _cache_redis()
-    if client is None:
-        cache.delete(_queued_key(batch_id))
-    else:
-        client.delete(cache.make_key(_queued_key(batch_id)))
-
-
-def retry_wait(retries: int) -> float:
-    """Seconds a run that found its batch's lock held waits before its ``retries``-th retry."""
-    return min(DRAIN_RETRY_MAX_SECONDS, DRAIN_RETRY_SECONDS * 2 ** min(retries, 8))
+    owed = owed_batches(now)
+    if not owed:
+        return []
+    held_off = cache.get_many([_held_key(pk) for pk in owed])
+    done: list[dict[str, Any]] = []
+    for batch_id in owed:
+        if _held_key(batch_id) in held_off:
+            continue
+        with draining(batch_id) as held:
+            if held:
+                done.append(drain(batch_id))
+    return done
 
 
 @lru_cache(maxsize=4)
@@ -276,25 +236,26 @@ def _cache_mark(batch_id: int) -> Iterator[bool]:
 
 
 def drain(batch_id: int, now: Optional[Any] = None) -> dict[str, Any]:
-    """Follow up the batch's pending submissions (those younger than the time limit; older ones are
-    the sweep's); returns the batch id and how many submissions were followed up and flagged.
+    """Follow up the batch's pending submissions (at most ``DRAIN_LIMIT``, oldest first, those younger
+    than the time limit: older ones are the sweep's); returns the batch id and how many submissions
+    were followed up, flagged and failed. Called holding the batch's lock (:func:`draining`).
 
-    The queued mark is dropped before the read, so a submission committed after the read gets the
-    next run from the next :func:`dispatch`; a run that read ``DRAIN_LIMIT`` submissions queues the
-    next itself.
+    The rest of a batch with more pending is the next look's; a submission whose follow-up raised holds
+    the next looks off the batch ``FAILED_HOLD_SECONDS``.
     """
     from crowd.services.after_submission import DRAIN_LIMIT, follow_up, pending
 
-    _unmark_queued(batch_id)
     now = now or timezone.now()
     ids = pending(batch_id, since=now - time_limit(), limit=DRAIN_LIMIT)
     summaries = follow_up(ids, pending_only=True)
-    if len(ids) >= DRAIN_LIMIT:
-        queue_batch_followup(batch_id)
+    failed = sum(1 for s in summaries.values() if s.get("failed"))
+    if failed:
+        cache.set(_held_key(batch_id), 1, timeout=FAILED_HOLD_SECONDS)
     return {
         "batch": batch_id,
         "submissions": len(summaries),
         "flagged": sum(1 for s in summaries.values() if s.get("flagged")),
+        "failed": failed,
     }
 
 

@@ -1,6 +1,6 @@
-"""Submissions followed up a batch at a time: a submit queues nothing, the dispatcher queues one run per
-batch owed a follow-up (none while one is queued), a run that drops its mark before it reads (so none
-is left behind), one run per batch at a time, and a failing submission that holds up no other."""
+"""Submissions followed up a batch at a time: a submit queues nothing, a look of the dispatcher follows up
+every batch owed a follow-up (leaving a batch another look holds to that look), one look per batch at a
+time, and a failing submission that holds up no other and is not retried every second."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from django.utils import timezone
 
 from annotation.models import HIT, Assignment, Batch, Corpus
 from annotation.services.batches import BatchSpec, create_batch
-from crowd.followup_tasks import after_submissions
 from crowd.models import Consent
 from crowd.services import after_submission as service
 from crowd.services import followups
@@ -41,9 +40,12 @@ def batching(settings: Any) -> Any:
 
 
 @pytest.fixture
-def sent(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+def single(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+    """The per-submission jobs queued (``after_submission``)."""
+    from crowd.followup_tasks import after_submission
+
     messages: list[list[int]] = []
-    monkeypatch.setattr(after_submissions, "apply_async", lambda args, **kw: messages.append(args))
+    monkeypatch.setattr(after_submission, "apply_async", lambda args, **kw: messages.append(args))
     return messages
 
 
@@ -62,16 +64,9 @@ def _sciq_batch(name: str = "b") -> Batch:
     return make_batch(corpus, name=name, kind=Batch.Kind.SCIQ_QUESTION, status=Batch.Status.PUBLISHED)
 
 
-def test_submissions_through_the_page__queue_nothing__the_dispatcher_one_run_while_queued(
-    client: Client,
-    sent: list[list[int]],
-    django_capture_on_commit_callbacks: Any,
-    monkeypatch: pytest.MonkeyPatch,
+def test_submissions_through_the_page__queue_nothing__a_look_follows_them_up(
+    client: Client, single: list[list[int]], django_capture_on_commit_callbacks: Any
 ) -> None:
-    from crowd.followup_tasks import after_submission
-
-    single: list[Any] = []
-    monkeypatch.setattr(after_submission, "apply_async", lambda *a, **kw: single.append(a))
     make_textbook("tb", PASSAGES)
     batch = create_batch(BatchSpec(kind="sciq_question", corpus="tb", limit=1, assignments=3))
     batch.publish()
@@ -82,54 +77,62 @@ def test_submissions_through_the_page__queue_nothing__the_dispatcher_one_run_whi
         assignments.append(assignment)
 
     def submit(assignment: Assignment) -> None:
-        with django_capture_on_commit_callbacks(execute=True):
+        with django_capture_on_commit_callbacks(execute=True) as callbacks:
             response = client.post(
                 hit_links.url_for(assignment), {"passage": "none", "reject_reason": "lists only"}
             )
-        assert b"Thank you" in response.content
+        assert b"Thank you" in response.content and callbacks  # the page's after-commit step ran
 
     submit(assignments[0])
     submit(assignments[1])
-    # The page told neither the broker nor the cache.
-    assert sent == [] and single == [] and cache.get(followups._queued_key(batch.pk)) is None
-    assert followups.dispatch() == [batch.pk]
-    assert followups.dispatch() == []  # its run is still queued
-    assert sent == [[batch.pk]]
-    assert followups.drain(batch.pk)["submissions"] == 2
+    assert single == []  # the page queued nothing
+    assert followups.dispatch() == [{"batch": batch.pk, "submissions": 2, "flagged": 0, "failed": 0}]
     assert followups.dispatch() == []  # nothing owed
-    submit(assignments[2])  # after the run read: the next look queues a new run
-    assert followups.dispatch() == [batch.pk]
-    assert sent == [[batch.pk], [batch.pk]]
-    assert followups.drain(batch.pk)["submissions"] == 1
+    submit(assignments[2])
+    assert [r["submissions"] for r in followups.dispatch()] == [1]
     assert not Assignment.objects.filter(followed_up_at__isnull=True).exists()
     assert HIT.objects.get(batch=batch).status == HIT.Status.COMPLETED
     assert single == []
 
 
-def test_dispatch__one_run_per_batch_owed__not_the_sweeps_nor_the_done(sent: list[list[int]]) -> None:
-    batch, quiet, other, idle = (_sciq_batch(n) for n in ("b", "quiet", "other", "idle"))
-    stalled = _submitted(batch, "stalled", minutes_ago=2)  # a killed run left it
+def test_dispatch__every_batch_owed__not_the_sweeps_nor_the_done__nor_one_another_look_holds() -> None:
+    batch, quiet, other, idle, busy = (_sciq_batch(n) for n in ("b", "quiet", "other", "idle", "busy"))
+    stalled = _submitted(batch, "stalled", minutes_ago=2)  # a killed look left it
     _submitted(batch, "fresh")
     _submitted(quiet, "fresh2")
     _submitted(other, "done", followed_up_at=timezone.now())
     _submitted(idle, "lost", minutes_ago=11)  # past the time limit: the sweep's, on its own job
+    working = _submitted(busy, "working")
 
-    assert followups.owed_batches() == sorted([batch.pk, quiet.pk])
-    assert followups.dispatch() == sorted([batch.pk, quiet.pk])
-    assert sorted(sent) == sorted([[batch.pk], [quiet.pk]])
-    followups.drain(batch.pk)
+    assert followups.owed_batches() == sorted([batch.pk, quiet.pk, busy.pk])
+    with followups.draining(busy.pk):  # another look is on it
+        done = followups.dispatch()
+    assert {r["batch"]: r["submissions"] for r in done} == {batch.pk: 2, quiet.pk: 1}
     assert Assignment.objects.get(pk=stalled.pk).followed_up_at is not None
-    assert followups.owed_batches() == [quiet.pk]
+    assert Assignment.objects.get(pk=working.pk).followed_up_at is None
+    assert followups.owed_batches() == [busy.pk]
+    assert [r["batch"] for r in followups.dispatch()] == [busy.pk]
+    assert followups.owed_batches() == []
 
 
-def test_drain__follows_up_the_batchs_pending_submissions_only(sent: list[list[int]]) -> None:
+def test_owed_batches__two_small_reads_whatever_the_hits(django_assert_num_queries: Any) -> None:
+    batch = _sciq_batch()
+    with django_assert_num_queries(1):
+        assert followups.owed_batches() == []
+    _submitted(batch, "w")
+    with django_assert_num_queries(2) as captured:
+        assert followups.owed_batches() == [batch.pk]
+    assert "JOIN" not in captured.captured_queries[0]["sql"].upper()
+
+
+def test_drain__follows_up_the_batchs_pending_submissions_only() -> None:
     batch, other = _sciq_batch("b"), _sciq_batch("other")
     fresh = [_submitted(batch, f"w{i}") for i in range(3)]
     done = _submitted(batch, "done", followed_up_at=timezone.now())
     old = _submitted(batch, "old", minutes_ago=30)  # the sweep's, queued on its own
     elsewhere = _submitted(other, "elsewhere")
 
-    assert followups.drain(batch.pk) == {"batch": batch.pk, "submissions": 3, "flagged": 0}
+    assert followups.drain(batch.pk) == {"batch": batch.pk, "submissions": 3, "flagged": 0, "failed": 0}
     marked = set(Assignment.objects.filter(followed_up_at__isnull=False).values_list("pk", flat=True))
     assert marked == {a.pk for a in fresh} | {done.pk}
     assert set(HIT.objects.filter(status=HIT.Status.COMPLETED).values_list("pk", flat=True)) == {
@@ -140,7 +143,9 @@ def test_drain__follows_up_the_batchs_pending_submissions_only(sent: list[list[i
     assert Assignment.objects.get(pk=elsewhere.pk).followed_up_at is None
 
 
-def test_drain__a_failing_submission_holds_up_no_other(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_drain__a_failing_submission_holds_up_no_other__nor_is_retried_every_look(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     batch = _sciq_batch()
     good, bad = _submitted(batch, "good"), _submitted(batch, "bad")
     steps = service._own_steps
@@ -151,19 +156,23 @@ def test_drain__a_failing_submission_holds_up_no_other(monkeypatch: pytest.Monke
         return steps(row, handler)
 
     monkeypatch.setattr(service, "_own_steps", failing)
-    followups.drain(batch.pk)
+    assert [r["failed"] for r in followups.dispatch()] == [1]
     assert Assignment.objects.get(pk=good.pk).followed_up_at is not None
     assert Assignment.objects.get(pk=bad.pk).followed_up_at is None  # for the sweep
+    # Still owed, but the next looks leave the batch alone a while rather than retry it every second.
+    assert followups.owed_batches() == [batch.pk]
+    assert followups.dispatch() == []
+    cache.delete(followups._held_key(batch.pk))  # FAILED_HOLD_SECONDS later
+    assert [r["failed"] for r in followups.dispatch()] == [1]
 
 
-def test_drain__a_full_run_queues_the_next(monkeypatch: pytest.MonkeyPatch, sent: list[list[int]]) -> None:
+def test_drain__a_full_run_leaves_the_rest_to_the_next_look(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(service, "DRAIN_LIMIT", 2)
     batch = _sciq_batch()
     for i in range(3):
         _submitted(batch, f"w{i}")
-    assert followups.drain(batch.pk)["submissions"] == 2
-    assert sent == [[batch.pk]]
-    assert followups.drain(batch.pk)["submissions"] == 1
+    assert [r["submissions"] for r in followups.dispatch()] == [2]
+    assert [r["submissions"] for r in followups.dispatch()] == [1]
 
 
 def test_the_dispatcher_is_a_beat_job_of_the_batch_interval_only_with_batching(
@@ -200,27 +209,6 @@ def test_draining__one_run_per_batch_at_a_time() -> None:
         assert again
 
 
-def test_after_submissions__a_run_that_finds_the_lock_held_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    batch = _sciq_batch()
-    pending = _submitted(batch, "w")
-    retried: list[float] = []
-
-    class Retry(Exception):
-        pass
-
-    def retry(countdown: float) -> Exception:
-        retried.append(countdown)
-        return Retry()
-
-    monkeypatch.setattr(after_submissions, "retry", retry)
-    with followups.draining(batch.pk):
-        with pytest.raises(Retry):
-            after_submissions.run(batch.pk)
-    assert retried and 0 < retried[0] <= 30
-    assert Assignment.objects.get(pk=pending.pk).followed_up_at is None
-    assert after_submissions.run(batch.pk)["submissions"] == 1
-
-
 def test_without_batching__one_job_per_submission(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from crowd.followup_tasks import after_submission
 
@@ -242,15 +230,9 @@ def test_follow_up_pending_only__skips_what_another_run_marked() -> None:
     assert set(service.follow_up([done.pk])) == {done.pk}  # the per-submission job redoes a retry
 
 
-def test_sweep__queues_each_lost_submission_on_its_own(
-    sent: list[list[int]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from crowd.followup_tasks import after_submission
-
-    single: list[Any] = []
-    monkeypatch.setattr(after_submission, "apply_async", lambda args, **kw: single.append(args))
+def test_sweep__queues_each_lost_submission_on_its_own(single: list[list[int]]) -> None:
     batch = _sciq_batch("b")
     _submitted(batch, "fresh")  # the dispatcher's
     lost = _submitted(batch, "lost", minutes_ago=11)  # past the time limit
     assert followups.requeue_lost_followups() == {"assignments": [lost.pk], "pairs": []}
-    assert single == [[lost.pk]] and sent == []
+    assert single == [[lost.pk]]

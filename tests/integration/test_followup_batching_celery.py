@@ -1,25 +1,28 @@
 """Submissions followed up a batch at a time by a real Celery worker and a real Celery beat, with Redis as
 the broker and the cache of the test process (the web pages), the worker and beat, so batching is on in
-all of them: the pages queue nothing, beat's dispatcher queues a run per batch owed a follow-up.
+all of them: the pages queue nothing, beat's dispatcher sends a look every second, which follows up
+every batch owed a follow-up.
 
 Real SciQ passages and questions go through the HIT pages; every submission ends followed up exactly
 once (marked, its HIT completed, its QC flags stored, one ``submission.received`` webhook delivered),
-with far fewer runs than submissions. A worker killed with -9 while its run holds the batch's lock
-frees it within ``RUNNING_LOCK_SECONDS`` (the run renews it while it works), so a fresh worker follows
-up what the dead run left within seconds, whether or not anyone submits again, not after a five-minute
-expiry or the sweep's time limit.
+with far fewer batch runs than submissions. A worker killed with -9 while its look holds the batch's
+lock frees it within ``RUNNING_LOCK_SECONDS`` (the look renews it while it works), so a fresh worker
+follows up what the dead look left within seconds, whether or not anyone submits again, not after a
+five-minute expiry or the sweep's time limit.
 
-"Exactly once" is counted from the workers' own logs: each run logs how many submissions it followed
-up, and their sum equals the number of submissions.
+"Exactly once" is counted from the workers' own logs: each look logs how many submissions it followed
+up in each batch, and their sum equals the number of submissions.
 """
 
 from __future__ import annotations
 
 import re
 import signal
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,7 @@ import pytest
 import redis as redis_client
 from celery import signals
 from django.core.cache import cache
+from django.db import connection
 from django.test import Client
 
 from annotation.importers.mcq import MCQRow
@@ -36,7 +40,6 @@ from crowd.models import Consent
 from crowd.services import followups
 from tests.annotation.test_sciq_hits import CORPUS, load_passages
 from tests.factories import make_worker
-from tests.integration.test_followup_sweep import _database_locked
 from tests.integration.test_review_flow import _wait_for
 from tests.webhook_receiver import Receiver
 from webhooks.models import Endpoint
@@ -45,8 +48,7 @@ from worker.assigning import claim_next
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
-TASK = "annotation.tasks.after_submissions"
-DISPATCH = "crowd.followup_tasks.dispatch_followups"
+TASK = "crowd.followup_tasks.dispatch_followups"
 #: An answer no SciQ passage contains: the page's QC flags it (answer_not_in_passage) and accepts it.
 OFF_PASSAGE = "quasar dust"
 
@@ -85,6 +87,29 @@ def published() -> Iterator[list[str]]:
     signals.before_task_publish.disconnect(sent)
 
 
+@contextmanager
+def _writes_blocked() -> Iterator[None]:
+    """Hold a lock that lets the follow-up read but blocks its first write (the HITs' completion on
+    PostgreSQL, any write on SQLite) until the block ends."""
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        other = sqlite3.connect(db["NAME"], isolation_level=None, timeout=30)
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        return
+    import psycopg
+
+    params = {"user": db.get("USER"), "host": db.get("HOST"), "port": db.get("PORT")}
+    with psycopg.connect(dbname=db["NAME"], **{k: v for k, v in params.items() if v}) as other:
+        other.execute("LOCK TABLE annotation_hit IN EXCLUSIVE MODE")
+        yield
+        other.rollback()
+
+
 def _batch(shared_data: Callable[[str], Path], hits: int) -> tuple[Batch, dict[str, MCQRow]]:
     """A published SciQ stage-1 batch of ``hits`` HITs of three real passages, one writer each."""
     records = load_passages(shared_data("sciq"), hits * 3)
@@ -113,8 +138,6 @@ def _submit(client: Client, batch: Batch, name: str, records: dict[str, MCQRow],
 
 def _crowd_submits(batch: Batch, records: dict[str, MCQRow], writers: int, each: int) -> list[Assignment]:
     """``writers`` people submitting at the same time, ``each`` submissions one after another."""
-    from django.db import connection
-
     submitted: list[Assignment] = []
     failures: list[BaseException] = []
 
@@ -138,13 +161,13 @@ def _crowd_submits(batch: Batch, records: dict[str, MCQRow], writers: int, each:
 
 
 def _runs(logs: list[Path]) -> list[int]:
-    """How many submissions each finished run of the batched job followed up, from the workers' logs."""
+    """How many submissions each batch run of the finished looks followed up (none for a batch found
+    done), from the workers' logs."""
     found: list[int] = []
     for log in logs:
         text = log.read_text() if log.exists() else ""
-        found += [
-            int(n) for n in re.findall(rf"{TASK}\[[^\]]+\] succeeded in [^:]+: .*'submissions': (\d+)", text)
-        ]
+        for line in re.findall(rf"{TASK}\[[^\]]+\] succeeded in [^:]+: (.*)", text):
+            found += [int(n) for n in re.findall(r"'submissions': (\d+)", line) if int(n)]
     return found
 
 
@@ -155,7 +178,7 @@ def _assert_each_followed_up_once(
     assert not Assignment.objects.filter(pk__in=ids, followed_up_at__isnull=True).exists()
     hits = HIT.objects.filter(batch=batch, pk__in={a.hit_id for a in submitted})
     assert not hits.exclude(status=HIT.Status.COMPLETED).exists()
-    # A run logs its count once it has emitted its events, just after it marked its submissions.
+    # A look logs its counts once it has emitted the events, just after it marked the submissions.
     _wait_for(lambda: sum(_runs(logs)) >= len(ids), timeout=10)
     assert sum(_runs(logs)) == len(ids), _runs(logs)  # no submission followed up twice
     pairs = {p.assignment_id: p for p in QAPair.objects.filter(assignment__in=ids)}
@@ -195,8 +218,8 @@ def test_batched_followups__a_real_worker_follows_up_each_submission_once(
     _assert_each_followed_up_once(batch, submitted, [log], receiver)
     assert published == []  # the pages queued nothing
     runs = _runs([log])
-    looks = log.read_text().count(f"{DISPATCH}[")
-    print(f"36 submissions in {submit_seconds:.1f} s: {len(runs)} runs {runs}, {looks} dispatcher messages")
+    looks = log.read_text().count(f"{TASK}[")
+    print(f"36 submissions in {submit_seconds:.1f} s: {len(runs)} batch runs {runs}, {looks} looks")
     assert 1 <= len(runs) <= len(submitted) // 2, runs
 
 
@@ -214,18 +237,16 @@ def test_batched_followups__a_run_killed_holding_the_lock__a_fresh_worker_resume
     batch, records = _batch(shared_data, hits=24)
     receiver.secret = Endpoint.objects.create(url=receiver.url, events=["submission.received"]).secret
     client = Client()
-    # Submitted with no worker running; one look of the dispatcher (beat's job, run here) queues one
-    # run for them all.
-    submitted = [_submit(client, batch, f"w{i}", records, i) for i in range(12)]
+    submitted = [_submit(client, batch, f"w{i}", records, i) for i in range(12)]  # no worker running
     assert published == []
-    assert followups.dispatch() == [batch.pk]
-    assert followups.dispatch() == []
     lock_key = cache.make_key(f"followups:running:{batch.pk}")
     locks = redis_client.Redis.from_url(shared_redis)
 
-    with _database_locked():  # the run takes the lock, drops its queued mark and blocks on the database
+    # The look reads the owed submissions, takes the batch's lock and blocks on its first write.
+    with _writes_blocked():
+        celery_beat_process(shared_redis)
         doomed = celery_worker_process("default", "doomed", shared_redis)
-        assert _wait_for(lambda: locks.exists(lock_key), timeout=60), "the run never took the batch's lock"
+        assert _wait_for(lambda: locks.exists(lock_key), timeout=60), "the look never took the batch's lock"
         time.sleep(2 * followups.RUNNING_LOCK_SECONDS / 3)  # its renewal keeps the lock past a third
         assert locks.pttl(lock_key) > 1000 * followups.RUNNING_LOCK_SECONDS / 2
         doomed.send_signal(signal.SIGKILL)
@@ -235,9 +256,8 @@ def test_batched_followups__a_run_killed_holding_the_lock__a_fresh_worker_resume
 
     if then == "more submissions":
         submitted += [_submit(client, batch, f"w{i}", records, i) for i in range(12, 24)]
-    # Beat's next look queues the batch a run (the dead run dropped the mark), which waits on the dead
-    # run's lock; a fresh worker follows up all of them.
-    celery_beat_process(shared_redis)
+    # Beat goes on sending looks; a fresh worker's looks leave the batch alone until the dead look's
+    # lock expires, then follow up all of them.
     celery_worker_process("default", "rescuer", shared_redis)
     done = lambda: not Assignment.objects.filter(followed_up_at__isnull=True).exists()  # noqa: E731
     assert _wait_for(done, timeout=followups.RUNNING_LOCK_SECONDS + 30), (
@@ -250,7 +270,7 @@ def test_batched_followups__a_run_killed_holding_the_lock__a_fresh_worker_resume
         batch, submitted, [tmp_path / "doomed.log", tmp_path / "rescuer.log"], receiver
     )
     assert not locks.exists(lock_key)
-    assert published == [TASK]  # the look run here; the pages queued nothing
+    assert published == []  # the pages queued nothing
 
 
 def test_draining__a_live_run_keeps_its_lock__a_dead_one_frees_it(
@@ -276,31 +296,9 @@ def test_draining__a_live_run_keeps_its_lock__a_dead_one_frees_it(
     assert not locks.exists(cache.make_key("followups:running:1"))  # and ending the run is quiet
 
 
-def test_queued_mark__one_key_in_redis_set_once__the_run_drops_it(
-    shared_redis: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from crowd.followup_tasks import after_submissions
-
-    queued: list[Any] = []
-    monkeypatch.setattr(after_submissions, "apply_async", lambda args, **kw: queued.append(args))
-    marks = redis_client.Redis.from_url(shared_redis)
-    key = cache.make_key("followups:queued:7")
-
-    assert followups.queue_batch_followup(7)
-    assert not followups.queue_batch_followup(7)
-    assert queued == [[7]]
-    assert 0 < marks.ttl(key) <= followups.QUEUED_MARK_SECONDS
-    assert followups.drain(7)["submissions"] == 0
-    assert not marks.exists(key)
-    assert followups.queue_batch_followup(7)
-    assert len(queued) == 2
-
-
 def test_drain__a_run_whose_lock_expired_mid_run_does_not_redo_what_the_next_run_did(
     shared_redis: str, shared_data: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from django.db import connection
-
     from crowd.services import after_submission as service
 
     batch, records = _batch(shared_data, hits=6)
@@ -332,7 +330,7 @@ def test_drain__a_run_whose_lock_expired_mid_run_does_not_redo_what_the_next_run
     with followups.draining(batch.pk) as held:
         assert held
         first = followups.drain(batch.pk)
-    assert second == {"held": True, "batch": batch.pk, "submissions": 6, "flagged": 0}
+    assert second == {"held": True, "batch": batch.pk, "submissions": 6, "flagged": 0, "failed": 0}
     assert first["submissions"] == 0  # it read all six, then found them done
     assert None not in marked.values()
     assert dict(Assignment.objects.filter(pk__in=ids).values_list("pk", "followed_up_at")) == marked

@@ -31,7 +31,7 @@ FIRST_REQUESTS = (
     "whitenoise.storage",
 )
 #: What a submit loads to publish its follow-up: on the embedded broker (no Redis), where each submit
-#: queues its own job; with Redis a beat job queues them and a submit loads none of it
+#: queues its own job; with Redis looks that beat sends follow them up and a submit loads none of it
 #: (crowd.services.followups).
 PUBLISHING = {
     "embedded": ("celery.app.amqp", "celery.events.dispatcher", "kombu.transport.filesystem"),
