@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import re
 import signal
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +38,7 @@ from crowd.models import Consent
 from crowd.services import followups
 from tests.annotation.test_sciq_hits import CORPUS, load_passages
 from tests.factories import make_worker
+from tests.integration.test_followup_sweep import _database_locked
 from tests.integration.test_review_flow import _wait_for
 from tests.webhook_receiver import Receiver
 from webhooks.models import Endpoint
@@ -85,29 +84,6 @@ def published() -> Iterator[list[str]]:
     signals.before_task_publish.connect(sent, weak=False)
     yield names
     signals.before_task_publish.disconnect(sent)
-
-
-@contextmanager
-def _writes_blocked() -> Iterator[None]:
-    """Hold a lock that lets the follow-up read but blocks its first write (the HITs' completion on
-    PostgreSQL, any write on SQLite) until the block ends."""
-    db = connection.settings_dict
-    if connection.vendor == "sqlite":
-        other = sqlite3.connect(db["NAME"], isolation_level=None, timeout=30)
-        other.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        finally:
-            other.execute("ROLLBACK")
-            other.close()
-        return
-    import psycopg
-
-    params = {"user": db.get("USER"), "host": db.get("HOST"), "port": db.get("PORT")}
-    with psycopg.connect(dbname=db["NAME"], **{k: v for k, v in params.items() if v}) as other:
-        other.execute("LOCK TABLE annotation_hit IN EXCLUSIVE MODE")
-        yield
-        other.rollback()
 
 
 def _batch(shared_data: Callable[[str], Path], hits: int) -> tuple[Batch, dict[str, MCQRow]]:
@@ -242,8 +218,9 @@ def test_batched_followups__a_run_killed_holding_the_lock__a_fresh_worker_resume
     lock_key = cache.make_key(f"followups:running:{batch.pk}")
     locks = redis_client.Redis.from_url(shared_redis)
 
-    # The look reads the owed submissions, takes the batch's lock and blocks on its first write.
-    with _writes_blocked():
+    # The look reads the owed submissions, takes the batch's lock and blocks on its first write (the
+    # HITs' completion; a table lock that lets reads through, any write on SQLite).
+    with _database_locked("annotation_hit IN EXCLUSIVE MODE"):
         celery_beat_process(shared_redis)
         doomed = celery_worker_process("default", "doomed", shared_redis)
         assert _wait_for(lambda: locks.exists(lock_key), timeout=60), "the look never took the batch's lock"

@@ -42,8 +42,9 @@ PASSAGES = (
 
 
 @contextmanager
-def _database_locked() -> Iterator[None]:
-    """Hold a lock that blocks the follow-up job's statements (its writes, on SQLite) until the block ends."""
+def _database_locked(lock: str = "annotation_assignment IN ACCESS EXCLUSIVE MODE") -> Iterator[None]:
+    """Hold a lock that blocks the follow-up job's statements (its writes, on SQLite) until the block
+    ends; on PostgreSQL the table and mode of ``lock`` (``LOCK TABLE``)."""
     db = connection.settings_dict
     if connection.vendor == "sqlite":
         other = sqlite3.connect(db["NAME"], isolation_level=None, timeout=30)
@@ -58,7 +59,7 @@ def _database_locked() -> Iterator[None]:
 
     params = {"user": db.get("USER"), "host": db.get("HOST"), "port": db.get("PORT")}
     with psycopg.connect(dbname=db["NAME"], **{k: v for k, v in params.items() if v}) as other:
-        other.execute("LOCK TABLE annotation_assignment IN ACCESS EXCLUSIVE MODE")
+        other.execute(f"LOCK TABLE {lock}")
         yield
         other.rollback()
 
