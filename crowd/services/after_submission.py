@@ -36,6 +36,12 @@ def _summary(assignment_id: int) -> dict[str, Any]:
     return {"assignment": assignment_id, "pairs": 0, "flagged": 0}
 
 
+def owed(since: datetime) -> Any:
+    """Submissions submitted at or after ``since`` that no job has followed up yet: what the partial
+    index ``assignment_followup_owed`` holds, the batched follow-up's whole work list."""
+    return Assignment.objects.filter(submitted_at__gte=since, followed_up_at__isnull=True)
+
+
 def pending(batch_id: int, since: datetime, limit: int = DRAIN_LIMIT) -> list[int]:
     """The batch's submissions submitted at or after ``since`` that no job has marked yet, oldest first.
 
@@ -43,9 +49,8 @@ def pending(batch_id: int, since: datetime, limit: int = DRAIN_LIMIT) -> list[in
     each on its own: a submission whose follow-up keeps failing is never retried by every drain.
     """
     return list(
-        Assignment.objects.filter(
-            hit__batch_id=batch_id, followed_up_at__isnull=True, submitted_at__gte=since
-        )
+        owed(since)
+        .filter(hit__batch_id=batch_id)
         .order_by("submitted_at", "pk")
         .values_list("pk", flat=True)[:limit]
     )

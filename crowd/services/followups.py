@@ -115,12 +115,10 @@ def owed_batches(now: Optional[Any] = None) -> list[int]:
     ``assignment_followup_owed``, then those HITs' batches by primary key. As one join PostgreSQL
     may hash the few owed rows and scan every HIT to probe them, every second.
     """
+    from crowd.services.after_submission import owed
+
     now = now or timezone.now()
-    hits = list(
-        Assignment.objects.filter(submitted_at__gte=now - time_limit(), followed_up_at__isnull=True)
-        .values_list("hit_id", flat=True)
-        .distinct()
-    )
+    hits = list(owed(now - time_limit()).values_list("hit_id", flat=True).distinct())
     if not hits:
         return []
     return list(
