@@ -16,6 +16,10 @@ import os
 
 logger_class = "config.access_log.RedactingLogger"
 
+# Set in the master before it loads the application: a web process installs no job result store and
+# loads Celery only to publish a job (config/settings.py, config/jobs.py).
+raw_env = ["CROWDQA_WEB_SERVER=1"]
+
 # Threads share the worker's memory (one Django process per worker); each costs a thread stack and a
 # database connection.
 worker_class = "gthread"

@@ -9,10 +9,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from celery import shared_task
 from django.db.models import Count
 
 from annotation.models import Assignment, Corpus
+from config.jobs import shared_task
 
 logger = logging.getLogger(__name__)
 

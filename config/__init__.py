@@ -1,5 +1,6 @@
-"""crowdqa project configuration; importing it makes the Celery app available to ``@shared_task``."""
+"""crowdqa project configuration.
 
-from .celery import app as celery_app
-
-__all__ = ("celery_app",)
+The Celery app (:mod:`config.celery`) is not loaded here, so a process that runs no job does not load
+Celery: ``celery -A config`` finds it as ``config.celery``, and the apps' task modules load it through
+:mod:`config.jobs`.
+"""

@@ -51,7 +51,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "axes",
-    "django_celery_results",
     # Django REST framework itself is not an installed app: the API renders JSON only (no browsable
     # API, whose templates, static files and template tags are what the app entry provides), and every
     # installed app's template tags are imported by the template engine of each web worker; DRF's pull
@@ -70,6 +69,16 @@ INSTALLED_APPS = [
     "console",
     "api",
 ]
+
+#: A process of the web server (``gunicorn.conf.py`` sets ``CROWDQA_WEB_SERVER`` for its master and
+#: workers). Job results are stored by the workers that run the jobs (``django-db``) and read only by the
+#: sweeps, which run on workers too, so the web server neither installs the result store's app (its
+#: models import Celery's result classes and with them most of Celery: about 8 MB of each web worker's
+#: memory) nor names a result backend when it publishes a job. Except where jobs run inline in the
+#: publishing process (``CELERY_TASK_ALWAYS_EAGER``): that process stores their results itself.
+CROWDQA_WEB_SERVER = env_bool("CROWDQA_WEB_SERVER", False) and not env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+if not CROWDQA_WEB_SERVER:
+    INSTALLED_APPS.insert(INSTALLED_APPS.index("axes") + 1, "django_celery_results")
 
 MIDDLEWARE = [
     # First, so it runs last on the way out: a HEAD response leaves with its GET's headers and no body.
@@ -301,7 +310,7 @@ if REDIS_URL:
 else:
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = file_broker_options(CELERY_BROKER_DIR)
-CELERY_RESULT_BACKEND = "django-db"
+CELERY_RESULT_BACKEND = None if CROWDQA_WEB_SERVER else "django-db"
 CELERY_RESULT_EXTENDED = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_ACKS_LATE = True

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from celery import shared_task
+from config.jobs import shared_task
 
 logger = logging.getLogger(__name__)
 

@@ -6,9 +6,8 @@ import logging
 import time
 from typing import Any, Optional
 
-from celery import shared_task
-
 from annotation.models import Batch
+from config.jobs import shared_task
 from crowd.providers.errors import RateLimitedError, TransientError
 from crowd.services.qualifications import retry_pending_grants
 from crowd.services.sync import SyncError, TransientSyncError, batches_to_sync, sync_batch

@@ -9,9 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from celery import shared_task
-
 from annotation.models import Job
+from config.jobs import shared_task
 from distractors.model_store import local_model_dir, publish_model
 
 

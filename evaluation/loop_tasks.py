@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import shared_task
-
 from annotation.models import Assignment
+from config.jobs import shared_task
 
 #: Seconds a job may run: a cold BM25 index for a long syllabus is built in well under this.
 SOFT_LIMIT_S = 60

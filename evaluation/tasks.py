@@ -10,7 +10,7 @@ import platform
 import socket
 from typing import Any
 
-from celery import shared_task
+from config.jobs import shared_task
 
 
 @shared_task(name="evaluation.tasks.gpu_environment", bind=True, acks_late=True)

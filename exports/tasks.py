@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import shared_task
-
 from annotation.models import Job
+from config.jobs import shared_task
 from exports.services.exporting import run_export
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import shared_task
-
 from annotation.models import Corpus, Job
+from config.jobs import shared_task
 from filters.sentence_rules import FilterOptions
 from filters.services import filter_corpus
 

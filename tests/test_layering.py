@@ -79,9 +79,11 @@ TOP_PARTS = frozenset(
         "apps",
     }
 )
-#: config modules the apps build on; config.urls, config.wsgi and config.celery sit on top of everything.
+#: config modules the apps build on; config.urls, config.wsgi and config.celery sit on top of everything
+#: (the apps' task modules load config.celery through config.jobs, which imports no app).
 CONFIG_FOUNDATION = (
     "config.settings",
+    "config.jobs",
     "config.test_settings",
     "config.broker",
     "config.commands",

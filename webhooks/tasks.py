@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from celery import shared_task
 from django.conf import settings
 
+from config.jobs import shared_task
 from webhooks.models import Delivery
 from webhooks.sending import attempt_delivery
 

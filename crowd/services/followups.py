@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING, Any, Optional
 from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
-from django_celery_results.models import TaskResult
 
 from annotation.hits import kinds_where
 from annotation.models import HIT, Assignment, QAPair
@@ -268,7 +267,11 @@ def queue_validation_hit(pair_id: int, connection: Any = None) -> None:
 
 def lost(task_ids: dict[str, int], now: Any) -> list[int]:
     """The objects whose follow-up has no result, or a STARTED one older than the time limit (``task_ids``:
-    deterministic task id -> object id; the model in the loop's sweep uses it too)."""
+    deterministic task id -> object id; the model in the loop's sweep uses it too).
+
+    Runs on a worker: the web server does not install the result store (``CROWDQA_WEB_SERVER``)."""
+    from django_celery_results.models import TaskResult
+
     results = dict(TaskResult.objects.filter(task_id__in=list(task_ids)).values_list("task_id", "status"))
     stale = set(
         TaskResult.objects.filter(

@@ -77,9 +77,10 @@ def test_hit_page_and_submit_after_warm_up_import_no_library_of_other_paths(tmp_
         CROWDQA_VAR_DIR=str(tmp_path / "var"),  # its file broker receives the follow-up
         DJANGO_SECRET_KEY=settings.SECRET_KEY,  # the signed link's key
         CROWDQA_PSEUDONYM_SALT=settings.CROWDQA_PSEUDONYM_SALT,
+        CROWDQA_WEB_SERVER="1",  # as gunicorn.conf.py sets it: the submit publishes with no result store
     )
     # Without REDIS_URL (the demo's file broker and local cache) nothing on the path needs redis-py.
-    names = json.dumps(NOT_ON_HIT_PATH + ("pydantic", "redis"))
+    names = json.dumps(NOT_ON_HIT_PATH + ("pydantic", "redis", "django_celery_results.models"))
     result = subprocess.run(
         [sys.executable, "-c", PROBE, hit_links.url_for(assignment), json.dumps(form), names],
         cwd=REPO,

@@ -35,6 +35,7 @@ import pytest
 import requests
 from django.contrib.auth import get_user_model
 from django.db import connection
+from django_celery_results.models import TaskResult
 
 from annotation.models import Assignment, Job
 from annotation.services.batches import BatchSpec
@@ -214,6 +215,9 @@ def test_release_and_benchmark__built_and_run_on_worker_hosts_served_by_the_web_
         lab["logs"],
     )
     assert job.status == "done", job.error
+    # The web host published with no result store of its own (gunicorn.conf.py's CROWDQA_WEB_SERVER);
+    # the worker host that ran the job stored its result.
+    assert TaskResult.objects.get(task_id=job.celery_task_id).status == "SUCCESS"
     release = Release.objects.get()
     built = worker_var / "releases" / "syl-1.0"
     assert release.path == f"{STORAGE_URL}/releases/syl-1.0" and (built / "manifest.json").is_file()

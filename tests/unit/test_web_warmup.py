@@ -4,8 +4,9 @@ What the master imports is shared by every worker it forks, so it must be what a
 first HIT page and submit anyway (the template tag libraries, the template loaders, and Celery's
 sending machinery where a submit publishes its follow-up), never the ML stack, the platform SDKs or
 the libraries only other paths use (``NOT_ON_HIT_PATH``: the task modules' HTTP client, pydantic...),
-and it must leave no database connection open for the workers to inherit. Runs in a fresh interpreter,
-as gunicorn's master does.
+and it must leave no database connection open for the workers to inherit. Neither the job result store
+nor (with Redis) Celery is loaded at all (``RESULT_STORE``, ``CELERY``). Runs in a fresh interpreter with
+the environment gunicorn's configuration gives its master.
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ PUBLISHING = {
     "embedded": ("celery.app.amqp", "celery.events.dispatcher", "kombu.transport.filesystem"),
     "redis": ("celery.app.amqp", "celery.events.dispatcher", "kombu.transport.redis", "redis.client"),
 }
+#: Celery itself, which the web server loads only to publish (config/jobs.py): at start-up where a
+#: submit publishes, never with Redis. The job result store it never loads (config/settings.py).
+CELERY = ("celery", "celery.result", "kombu")
+RESULT_STORE = ("django_celery_results.models",)
 
 PROBE = """
 import gc, json, sys
@@ -52,7 +57,7 @@ built = []
 populate = URLResolver._populate
 URLResolver._populate = lambda self: (built.append(self), populate(self))[1]
 reverse("hits:draft", kwargs={"token": "t"}), reverse("worker:home")
-names = json.loads(sys.argv[1]) + json.loads(sys.argv[2]) + json.loads(sys.argv[3])
+names = json.loads(sys.argv[1]) + json.loads(sys.argv[2]) + json.loads(sys.argv[3]) + json.loads(sys.argv[4])
 print(json.dumps({
     "before": before,
     "loaded": sorted(m for m in names if m in sys.modules),
@@ -74,9 +79,12 @@ def test_warm_imports_what_first_requests_import_and_closes_the_database(tmp_pat
     }
     env.pop("REDIS_URL", None)
     env.pop("CROWDQA_FOLLOWUP_BATCHING", None)
+    env.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    # What the master's environment holds when gunicorn loads the application (its ``raw_env``).
+    env.update(line.split("=", 1) for line in runpy.run_path(str(ROOT / "gunicorn.conf.py"))["raw_env"])
     if broker == "redis":
         env["REDIS_URL"] = "redis://127.0.0.1:1/0"  # the Redis cache and broker, never connected to
-    expected = FIRST_REQUESTS + (PUBLISHING["embedded"] if broker == "embedded" else ())
+    expected = FIRST_REQUESTS + (PUBLISHING["embedded"] + CELERY if broker == "embedded" else ())
     env.setdefault("DJANGO_SECRET_KEY", "warm-up-test-secret-key-0123456789abcdefghijklmnopqrstuv")
     env.setdefault("CROWDQA_PSEUDONYM_SALT", "warm-up-test-salt-0123456789abcdefghijklmnopqrstuvwxyz")
     report = run_probe(
@@ -84,6 +92,7 @@ def test_warm_imports_what_first_requests_import_and_closes_the_database(tmp_pat
         json.dumps(sorted({*FIRST_REQUESTS, *PUBLISHING["embedded"], *PUBLISHING["redis"]})),
         json.dumps(HEAVY),
         json.dumps(NOT_ON_HIT_PATH),
+        json.dumps(CELERY + RESULT_STORE),
         env=env,
         timeout=180,
     )
