@@ -118,3 +118,29 @@ def test_preload_is_on_unless_turned_off(monkeypatch: pytest.MonkeyPatch) -> Non
     assert runpy.run_path(str(ROOT / "gunicorn.conf.py"))["preload_app"] is True
     monkeypatch.setenv("GUNICORN_PRELOAD", "0")
     assert runpy.run_path(str(ROOT / "gunicorn.conf.py"))["preload_app"] is False
+
+
+SETTINGS_PROBE = """
+import json
+from django.conf import settings
+print(json.dumps({
+    "installed": "django_celery_results" in settings.INSTALLED_APPS,
+    "backend": settings.CELERY_RESULT_BACKEND,
+}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("environment", "stores_results"),
+    [
+        ({}, True),  # a worker, beat, manage.py
+        ({"CROWDQA_WEB_SERVER": "1"}, False),  # gunicorn's processes (its raw_env)
+        ({"CROWDQA_WEB_SERVER": "1", "CELERY_TASK_ALWAYS_EAGER": "1"}, True),  # jobs run in the web process
+    ],
+)
+def test_result_store__installed_wherever_jobs_run(environment: dict[str, str], stores_results: bool) -> None:
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "PYTHONPATH": str(ROOT)}
+    for name in ("CROWDQA_WEB_SERVER", "CELERY_TASK_ALWAYS_EAGER"):
+        env.pop(name, None)
+    report = run_probe(SETTINGS_PROBE, env={**env, **environment})
+    assert report == {"installed": stores_results, "backend": "django-db" if stores_results else None}
