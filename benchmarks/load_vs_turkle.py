@@ -311,7 +311,9 @@ def main() -> None:
         "--hits", type=int, default=100, help="HITs each virtual user holds per round (more than it can do)"
     )
     parser.add_argument("--seconds", type=float, default=60.0, help="length of a round")
-    parser.add_argument("--wait", type=float, default=0.0, help="think time between requests, seconds")
+    parser.add_argument(
+        "--wait", type=float, default=0.0, help="mean think time before each HIT, seconds (see load_users.py)"
+    )
     parser.add_argument("--web-workers", type=int, default=4)
     parser.add_argument("--celery-workers", type=int, default=2, help="crowdqa's Celery pool processes")
     parser.add_argument(

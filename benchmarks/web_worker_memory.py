@@ -70,6 +70,7 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--hits", type=int, default=25, help="HITs each virtual user holds per round")
     parser.add_argument("--seconds", type=float, default=30.0, help="length of a round")
+    parser.add_argument("--wait", type=float, default=0.0, help="mean think time before each HIT, seconds")
     parser.add_argument("--web-workers", type=int, default=4)
     parser.add_argument("--data", type=Path, default=None, help="SciQ folder (default: shared data)")
     args = parser.parse_args()
@@ -127,7 +128,7 @@ def main() -> None:
                 subprocess.run(
                     [sys.executable, str(ROOT / "benchmarks" / "load_users.py")]
                     + ["--plan", str(work / f"crowdqa-{number}.json"), "--host", host, "--out", str(out)]
-                    + ["--seconds", str(args.seconds)],
+                    + ["--seconds", str(args.seconds), "--wait", str(args.wait)],
                     check=True,
                     timeout=args.seconds + 120,
                 )
