@@ -41,7 +41,7 @@ def after_submission(assignment_id: int) -> dict[str, Any]:
 
 @shared_task(name="crowd.followup_tasks.dispatch_followups", ignore_result=True, track_started=False)
 def dispatch_followups() -> list[dict[str, Any]]:
-    """Follow up every pending submission of every batch, a batch at a time under its lock (periodic,
+    """Follow up every pending submission of every batch in one pass, under each batch's lock (periodic,
     every ``CROWDQA_FOLLOWUP_BATCH_SECONDS`` with batching: the batched form of
     :func:`after_submission`; idempotent). See :func:`crowd.services.followups.dispatch`."""
     from crowd.services.followups import dispatch

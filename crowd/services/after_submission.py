@@ -5,8 +5,8 @@ the page did not run, grade a screening quiz, a syllabus HIT's known-answer ques
 gold or attention item, emit the ``submission.received`` (and ``batch.completed``) webhook events, and
 set ``followed_up_at`` last.
 The jobs in :mod:`crowd.followup_tasks` call :func:`follow_up` with one submission (the sweep's and
-the per-submission job) or with every pending submission of a batch (:func:`pending`, the batched
-job); the steps shared by the submissions run once (one read, one UPDATE completing the HITs, one
+the per-submission job) or with every pending submission of the batches a look holds (:func:`pending`,
+the batched job); the steps shared by the submissions run once (one read, one UPDATE completing the HITs, one
 UPDATE marking them, one check for webhook listeners, one batch-completion check per batch).
 
 Everything here is idempotent: a submission done twice (a retried job, the sweep and a drain racing)
@@ -28,7 +28,7 @@ from annotation.models import HIT, Assignment, QAPair
 
 logger = logging.getLogger(__name__)
 
-#: At most this many submissions per run of the batched job; it queues itself again for the rest.
+#: At most this many submissions per look of the batched follow-up; the next look takes the rest.
 DRAIN_LIMIT = 500
 
 
@@ -42,17 +42,18 @@ def owed(since: datetime) -> Any:
     return Assignment.objects.filter(submitted_at__gte=since, followed_up_at__isnull=True)
 
 
-def pending(batch_id: int, since: datetime, limit: int = DRAIN_LIMIT) -> list[int]:
-    """The batch's submissions submitted at or after ``since`` that no job has marked yet, oldest first.
+def pending(batch_ids: Iterable[int], since: datetime, limit: int = DRAIN_LIMIT) -> dict[int, int]:
+    """The batches' submissions submitted at or after ``since`` that no job has marked yet, oldest first
+    (at most ``limit``): assignment id -> its batch's id.
 
     Older ones are the sweep's (:func:`crowd.services.followups.requeue_lost_followups`), which queues
     each on its own: a submission whose follow-up keeps failing is never retried by every drain.
     """
-    return list(
+    return dict(
         owed(since)
-        .filter(hit__batch_id=batch_id)
+        .filter(hit__batch_id__in=list(batch_ids))
         .order_by("submitted_at", "pk")
-        .values_list("pk", flat=True)[:limit]
+        .values_list("pk", "hit__batch_id")[:limit]
     )
 
 

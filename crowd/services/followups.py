@@ -9,8 +9,8 @@ stage-1 question. Each is queued with a deterministic task id (``after_submissio
 With :func:`batching` (Redis) the web process queues nothing for a submission: the stored submission
 (its ``followed_up_at`` still empty, under the partial index ``assignment_followup_owed``) is itself
 the record of the work owed, and a beat job every ``CROWDQA_FOLLOWUP_BATCH_SECONDS`` (a "look",
-:func:`dispatch`) follows up every batch with a submission owed, one batch after the other, under the
-batch's lock (:func:`draining`, :func:`drain`). A submit then costs the web process no broker or cache
+:func:`dispatch`) follows up every batch with a submission owed, all in one pass, under each batch's
+lock (:func:`draining`, :func:`drain`). A submit then costs the web process no broker or cache
 round trip, a submission committed by a web process that died before answering is followed up like
 any other, and under load one Celery message a second follows up every submission of every batch
 stored in that second. Without batching (the embedded broker) the web process queues
@@ -36,7 +36,7 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from functools import lru_cache
@@ -126,26 +126,20 @@ def owed_batches(now: Optional[Any] = None) -> list[int]:
 
 
 def dispatch(now: Optional[Any] = None) -> list[dict[str, Any]]:
-    """Follow up every batch owed a follow-up (:func:`owed_batches`), one after the other; returns what
+    """Follow up every batch owed a follow-up (:func:`owed_batches`) in one pass; returns what
     :func:`drain` returned for each batch followed up.
 
     A batch another look is working on (its lock, :func:`draining`) is left to that look, and one whose
-    last look left a submission failing is left alone ``FAILED_HOLD_SECONDS``. A look killed mid-batch
-    left its submissions unmarked: a later look follows them up once the dead look's lock expires (at
+    last look left a submission failing is left alone ``FAILED_HOLD_SECONDS``. A look killed mid-pass
+    left its submissions unmarked: a later look follows them up once the dead look's locks expire (at
     most ``RUNNING_LOCK_SECONDS``).
     """
     owed = owed_batches(now)
     if not owed:
         return []
     held_off = cache.get_many([_held_key(pk) for pk in owed])
-    done: list[dict[str, Any]] = []
-    for batch_id in owed:
-        if _held_key(batch_id) in held_off:
-            continue
-        with draining(batch_id) as held:
-            if held:
-                done.append(drain(batch_id))
-    return done
+    with draining([pk for pk in owed if _held_key(pk) not in held_off]) as held:
+        return drain(held, now) if held else []
 
 
 @lru_cache(maxsize=4)
@@ -167,93 +161,112 @@ def _cache_redis() -> Optional[redis.Redis]:
 
 
 @contextmanager
-def draining(batch_id: int) -> Iterator[bool]:
-    """Hold the batch's follow-up lock while the block runs; yields False when another run holds it.
+def draining(batch_ids: Iterable[int]) -> Iterator[list[int]]:
+    """Hold the follow-up lock of each of ``batch_ids`` that no other run holds while the block runs;
+    yields the batches whose lock this run holds (in the order given), the others being another run's.
 
-    With the Redis cache the lock is a redis-py :class:`~redis.lock.Lock` of ``RUNNING_LOCK_SECONDS``
+    With the Redis cache each lock is a redis-py :class:`~redis.lock.Lock` of ``RUNNING_LOCK_SECONDS``
     that a thread of the run renews (``reacquire``, which checks the lock is still the run's own) every
-    third of that while the block runs: a live run keeps its lock however long it works, and a run
-    killed while holding it frees it within ``RUNNING_LOCK_SECONDS``. A run whose renewal failed that
-    long (Redis out of reach, the process stopped) may overlap the next run of its batch: it then skips
-    the submissions the other run marked before it took them up
+    third of that while the block runs: a live run keeps its locks however long it works, and a run
+    killed while holding them frees them within ``RUNNING_LOCK_SECONDS``. A run whose renewal failed
+    that long (Redis out of reach, the process stopped) may overlap the next run of its batches: it then
+    skips the submissions the other run marked before it took them up
     (:func:`~crowd.services.after_submission.follow_up`, ``pending_only``), and one both work on at
-    once is stored the same, every step being idempotent. With another shared cache the lock is a mark
+    once is stored the same, every step being idempotent. With another shared cache each lock is a mark
     of ``RUNNING_MARK_SECONDS``, not renewed.
     """
     client = _cache_redis()
     if client is None:
-        yield from _cache_mark(batch_id)
+        yield from _cache_marks(list(batch_ids))
         return
     from redis.exceptions import RedisError
 
-    key = cache.make_key(_running_key(batch_id))
-    lock = client.lock(key, timeout=RUNNING_LOCK_SECONDS, blocking=False, thread_local=False)
-    if not lock.acquire():
-        yield False
-        return
-    stop = threading.Event()
-    renewing = threading.Thread(target=_renew, args=(lock, stop), name=f"followups-lock-{batch_id}")
-    renewing.daemon = True
-    renewing.start()
+    locks: dict[int, redis.lock.Lock] = {}
     try:
-        yield True
-    finally:
-        stop.set()
-        renewing.join()
+        for batch_id in batch_ids:
+            lock = client.lock(
+                cache.make_key(_running_key(batch_id)),
+                timeout=RUNNING_LOCK_SECONDS,
+                blocking=False,
+                thread_local=False,
+            )
+            if lock.acquire():
+                locks[batch_id] = lock
+        if not locks:
+            yield []
+            return
+        stop = threading.Event()
+        renewing = threading.Thread(target=_renew, args=(list(locks.values()), stop), name="followups-locks")
+        renewing.daemon = True
+        renewing.start()
         try:
-            lock.release()
-        except RedisError:  # LockError too: it expired before the run ended
-            logger.warning("could not release the follow-up lock of Batch(%s)", batch_id, exc_info=True)
+            yield list(locks)
+        finally:
+            stop.set()
+            renewing.join()
+    finally:
+        for batch_id, lock in locks.items():
+            try:
+                lock.release()
+            except RedisError:  # LockError too: it expired before the run ended
+                logger.warning("could not release the follow-up lock of Batch(%s)", batch_id, exc_info=True)
 
 
-def _renew(lock: redis.lock.Lock, stop: threading.Event) -> None:
-    """Reset ``lock``'s lifetime every third of it until ``stop`` is set or the lock is no longer ours."""
+def _renew(locks: list[redis.lock.Lock], stop: threading.Event) -> None:
+    """Reset each lock's lifetime every third of it until ``stop`` is set; a lock that is no longer
+    ours is left alone from then on."""
     from redis.exceptions import LockNotOwnedError, RedisError
 
     while not stop.wait(RUNNING_LOCK_SECONDS / 3):
-        try:
-            lock.reacquire()
-        except LockNotOwnedError:
-            logger.warning("the follow-up lock %s expired while its run went on", lock.name)
-            return
-        except RedisError:
-            logger.warning("could not renew the follow-up lock %s; trying again", lock.name, exc_info=True)
+        for lock in list(locks):
+            try:
+                lock.reacquire()
+            except LockNotOwnedError:
+                logger.warning("the follow-up lock %s expired while its run went on", lock.name)
+                locks.remove(lock)
+            except RedisError:
+                logger.warning(
+                    "could not renew the follow-up lock %s; trying again", lock.name, exc_info=True
+                )
 
 
-def _cache_mark(batch_id: int) -> Iterator[bool]:
-    key, token = _running_key(batch_id), uuid.uuid4().hex
-    if not cache.add(key, token, timeout=RUNNING_MARK_SECONDS):
-        yield False
-        return
+def _cache_marks(batch_ids: list[int]) -> Iterator[list[int]]:
+    token = uuid.uuid4().hex
+    held = [pk for pk in batch_ids if cache.add(_running_key(pk), token, timeout=RUNNING_MARK_SECONDS)]
     try:
-        yield True
+        yield held
     finally:
-        if cache.get(key) == token:
-            cache.delete(key)
+        for pk in held:
+            if cache.get(_running_key(pk)) == token:
+                cache.delete(_running_key(pk))
 
 
-def drain(batch_id: int, now: Optional[Any] = None) -> dict[str, Any]:
-    """Follow up the batch's pending submissions (at most ``DRAIN_LIMIT``, oldest first, those younger
-    than the time limit: older ones are the sweep's); returns the batch id and how many submissions
-    were followed up, flagged and failed. Called holding the batch's lock (:func:`draining`).
+def drain(batch_ids: list[int], now: Optional[Any] = None) -> list[dict[str, Any]]:
+    """Follow up the pending submissions of ``batch_ids`` in one pass (at most ``DRAIN_LIMIT``, oldest
+    first, those younger than the time limit: older ones are the sweep's); returns, per batch, its id
+    and how many of its submissions were followed up, flagged and failed. Called holding the batches'
+    locks (:func:`draining`).
 
-    The rest of a batch with more pending is the next look's; a submission whose follow-up raised holds
-    the next looks off the batch ``FAILED_HOLD_SECONDS``.
+    One read of what is pending and one :func:`~crowd.services.after_submission.follow_up` for every
+    batch: under load a look finds a few submissions in each of many batches. What the limit left is
+    the next look's; a submission whose follow-up raised holds the next looks off its batch
+    ``FAILED_HOLD_SECONDS``.
     """
     from crowd.services.after_submission import DRAIN_LIMIT, follow_up, pending
 
     now = now or timezone.now()
-    ids = pending(batch_id, since=now - time_limit(), limit=DRAIN_LIMIT)
-    summaries = follow_up(ids, pending_only=True)
-    failed = sum(1 for s in summaries.values() if s.get("failed"))
-    if failed:
-        cache.set(_held_key(batch_id), 1, timeout=FAILED_HOLD_SECONDS)
-    return {
-        "batch": batch_id,
-        "submissions": len(summaries),
-        "flagged": sum(1 for s in summaries.values() if s.get("flagged")),
-        "failed": failed,
-    }
+    batch_of = pending(batch_ids, since=now - time_limit(), limit=DRAIN_LIMIT)
+    summaries = follow_up(list(batch_of), pending_only=True)
+    done = {pk: {"batch": pk, "submissions": 0, "flagged": 0, "failed": 0} for pk in batch_ids}
+    for assignment_id, summary in summaries.items():
+        counts = done[batch_of[assignment_id]]
+        counts["submissions"] += 1
+        counts["flagged"] += 1 if summary.get("flagged") else 0
+        counts["failed"] += 1 if summary.get("failed") else 0
+    failing = {_held_key(pk): 1 for pk, counts in done.items() if counts["failed"]}
+    if failing:
+        cache.set_many(failing, timeout=FAILED_HOLD_SECONDS)
+    return list(done.values())
 
 
 def queue_validation_hit(pair_id: int, connection: Any = None) -> None:

@@ -1,6 +1,6 @@
 """Submissions followed up a batch at a time: a submit queues nothing, a look of the dispatcher follows up
-every batch owed a follow-up (leaving a batch another look holds to that look), one look per batch at a
-time, and a failing submission that holds up no other and is not retried every second."""
+every batch owed a follow-up in one pass (leaving a batch another look holds to that look), one look per
+batch at a time, and a failing submission that holds up no other and is not retried every second."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 from django.core.cache import cache
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.models import HIT, Assignment, Batch, Corpus
@@ -105,7 +107,7 @@ def test_dispatch__every_batch_owed__not_the_sweeps_nor_the_done__nor_one_anothe
     working = _submitted(busy, "working")
 
     assert followups.owed_batches() == sorted([batch.pk, quiet.pk, busy.pk])
-    with followups.draining(busy.pk):  # another look is on it
+    with followups.draining([busy.pk]):  # another look is on it
         done = followups.dispatch()
     assert {r["batch"]: r["submissions"] for r in done} == {batch.pk: 2, quiet.pk: 1}
     assert Assignment.objects.get(pk=stalled.pk).followed_up_at is not None
@@ -113,6 +115,22 @@ def test_dispatch__every_batch_owed__not_the_sweeps_nor_the_done__nor_one_anothe
     assert followups.owed_batches() == [busy.pk]
     assert [r["batch"] for r in followups.dispatch()] == [busy.pk]
     assert followups.owed_batches() == []
+
+
+def test_dispatch__many_batches_in_one_pass__the_statements_of_one() -> None:
+    one = _sciq_batch("one")
+    _submitted(one, "a")
+    with CaptureQueriesContext(connection) as single:
+        assert [r["submissions"] for r in followups.dispatch()] == [1]
+    batches = [_sciq_batch(f"b{i}") for i in range(4)]
+    for i, batch in enumerate(batches):
+        _submitted(batch, f"w{i}")
+        _submitted(batch, f"v{i}")
+    with CaptureQueriesContext(connection) as many:
+        done = followups.dispatch()
+    assert done == [{"batch": b.pk, "submissions": 2, "flagged": 0, "failed": 0} for b in batches]
+    assert len(many.captured_queries) == len(single.captured_queries)
+    assert not Assignment.objects.filter(followed_up_at__isnull=True).exists()
 
 
 def test_owed_batches__two_small_reads_whatever_the_hits(django_assert_num_queries: Any) -> None:
@@ -132,13 +150,13 @@ def test_drain__follows_up_the_batchs_pending_submissions_only() -> None:
     old = _submitted(batch, "old", minutes_ago=30)  # the sweep's, queued on its own
     elsewhere = _submitted(other, "elsewhere")
 
-    assert followups.drain(batch.pk) == {"batch": batch.pk, "submissions": 3, "flagged": 0, "failed": 0}
+    assert followups.drain([batch.pk]) == [{"batch": batch.pk, "submissions": 3, "flagged": 0, "failed": 0}]
     marked = set(Assignment.objects.filter(followed_up_at__isnull=False).values_list("pk", flat=True))
     assert marked == {a.pk for a in fresh} | {done.pk}
     assert set(HIT.objects.filter(status=HIT.Status.COMPLETED).values_list("pk", flat=True)) == {
         a.hit_id for a in fresh
     }
-    assert followups.drain(batch.pk)["submissions"] == 0  # a rerun finds nothing
+    assert followups.drain([batch.pk])[0]["submissions"] == 0  # a rerun finds nothing
     assert Assignment.objects.get(pk=old.pk).followed_up_at is None
     assert Assignment.objects.get(pk=elsewhere.pk).followed_up_at is None
 
@@ -164,6 +182,27 @@ def test_drain__a_failing_submission_holds_up_no_other__nor_is_retried_every_loo
     assert followups.dispatch() == []
     cache.delete(followups._held_key(batch.pk))  # FAILED_HOLD_SECONDS later
     assert [r["failed"] for r in followups.dispatch()] == [1]
+
+
+def test_dispatch__a_failing_submission_holds_off_its_batch_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    failing_batch, other = _sciq_batch("failing"), _sciq_batch("other")
+    bad, good = _submitted(failing_batch, "bad"), _submitted(other, "good")
+    steps = service._own_steps
+
+    def failing(row: dict[str, Any], handler: Any) -> dict[str, Any]:
+        if row["pk"] == bad.pk:
+            raise RuntimeError("boom")
+        return steps(row, handler)
+
+    monkeypatch.setattr(service, "_own_steps", failing)
+    assert followups.dispatch() == [
+        {"batch": failing_batch.pk, "submissions": 1, "flagged": 0, "failed": 1},
+        {"batch": other.pk, "submissions": 1, "flagged": 0, "failed": 0},
+    ]
+    assert Assignment.objects.get(pk=good.pk).followed_up_at is not None
+    _submitted(other, "later")
+    _submitted(failing_batch, "held")
+    assert followups.dispatch() == [{"batch": other.pk, "submissions": 1, "flagged": 0, "failed": 0}]
 
 
 def test_drain__a_full_run_leaves_the_rest_to_the_next_look(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -202,11 +241,11 @@ def test_the_dispatcher_is_a_beat_job_of_the_batch_interval_only_with_batching(
 
 
 def test_draining__one_run_per_batch_at_a_time() -> None:
-    with followups.draining(1) as first:
-        with followups.draining(1) as second, followups.draining(2) as other_batch:
-            assert (first, second, other_batch) == (True, False, True)
-    with followups.draining(1) as again:
-        assert again
+    with followups.draining([1, 3]) as first:
+        with followups.draining([3, 1, 2]) as second:
+            assert (first, second) == ([1, 3], [2])
+    with followups.draining([1]) as again:
+        assert again == [1]
 
 
 def test_without_batching__one_job_per_submission(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -255,20 +255,20 @@ def test_draining__a_live_run_keeps_its_lock__a_dead_one_frees_it(
 ) -> None:
     monkeypatch.setattr(followups, "RUNNING_LOCK_SECONDS", 0.6)
     locks = redis_client.Redis.from_url(shared_redis)
-    with followups.draining(1) as held:
-        time.sleep(1.5)  # over twice the lock's lifetime: renewed meanwhile
-        with followups.draining(1) as second, followups.draining(2) as other_batch:
-            assert (held, second, other_batch) == (True, False, True)
-    with followups.draining(1) as again:
-        assert again
+    with followups.draining([1, 3]) as held:
+        time.sleep(1.5)  # over twice the locks' lifetime: renewed meanwhile
+        with followups.draining([1, 2, 3]) as second:
+            assert (held, second) == ([1, 3], [2])
+    with followups.draining([1]) as again:
+        assert again == [1]
     # A holder that never renews (a killed run): its lock is free once its lifetime is over.
     dead = locks.lock(cache.make_key("followups:running:1"), timeout=0.6, thread_local=False)
     assert dead.acquire(blocking=False)
-    with followups.draining(1) as blocked:
-        assert not blocked
+    with followups.draining([1]) as blocked:
+        assert blocked == []
     time.sleep(0.8)
-    with followups.draining(1) as freed:
-        assert freed
+    with followups.draining([1]) as freed:
+        assert freed == [1]
         locks.delete(cache.make_key("followups:running:1"))  # it expired while the run went on
     assert not locks.exists(cache.make_key("followups:running:1"))  # and ending the run is quiet
 
@@ -288,8 +288,9 @@ def test_drain__a_run_whose_lock_expired_mid_run_does_not_redo_what_the_next_run
 
     def second_run() -> None:
         try:
-            with followups.draining(batch.pk) as held:
-                second.update(held=held, **followups.drain(batch.pk))
+            with followups.draining([batch.pk]) as held:
+                (done,) = followups.drain(held)
+                second.update(held=held, **done)
         finally:
             connection.close()
 
@@ -304,10 +305,10 @@ def test_drain__a_run_whose_lock_expired_mid_run_does_not_redo_what_the_next_run
         return real_follow_up(read, pending_only=pending_only)
 
     monkeypatch.setattr(service, "follow_up", stalled)
-    with followups.draining(batch.pk) as held:
-        assert held
-        first = followups.drain(batch.pk)
-    assert second == {"held": True, "batch": batch.pk, "submissions": 6, "flagged": 0, "failed": 0}
+    with followups.draining([batch.pk]) as held:
+        assert held == [batch.pk]
+        (first,) = followups.drain(held)
+    assert second == {"held": [batch.pk], "batch": batch.pk, "submissions": 6, "flagged": 0, "failed": 0}
     assert first["submissions"] == 0  # it read all six, then found them done
     assert None not in marked.values()
     assert dict(Assignment.objects.filter(pk__in=ids).values_list("pk", "followed_up_at")) == marked
