@@ -6,8 +6,8 @@ gold or attention item, emit the ``submission.received`` (and ``batch.completed`
 set ``followed_up_at`` last.
 The jobs in :mod:`crowd.followup_tasks` call :func:`follow_up` with one submission (the sweep's and
 the per-submission job) or with every pending submission of the batches a look holds (:func:`pending`,
-the batched job); the steps shared by the submissions run once (one read, one UPDATE completing the HITs, one
-UPDATE marking them, one check for webhook listeners, one batch-completion check per batch).
+the batched job); the steps shared by the submissions run once (one read, one UPDATE completing the
+HITs, one UPDATE marking them, one check for webhook listeners, one batch-completion check per batch).
 
 Everything here is idempotent: a submission done twice (a retried job, the sweep and a drain racing)
 is stored the same, and its webhook events are emitted once per key. A step that fails for one

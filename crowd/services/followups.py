@@ -247,10 +247,10 @@ def drain(batch_ids: list[int], now: Optional[Any] = None) -> list[dict[str, Any
     and how many of its submissions were followed up, flagged and failed. Called holding the batches'
     locks (:func:`draining`).
 
-    One read of what is pending and one :func:`~crowd.services.after_submission.follow_up` for every
-    batch: under load a look finds a few submissions in each of many batches. What the limit left is
-    the next look's; a submission whose follow-up raised holds the next looks off its batch
-    ``FAILED_HOLD_SECONDS``.
+    One read of what is pending and one :func:`~crowd.services.after_submission.follow_up` for all the
+    batches together: under load a look finds a few submissions in each of many batches. What the
+    limit left is the next look's; a submission whose follow-up raised holds the next looks off its
+    batch ``FAILED_HOLD_SECONDS``.
     """
     from crowd.services.after_submission import DRAIN_LIMIT, follow_up, pending
 
