@@ -161,11 +161,8 @@ def test_drain__follows_up_the_batchs_pending_submissions_only() -> None:
     assert Assignment.objects.get(pk=elsewhere.pk).followed_up_at is None
 
 
-def test_drain__a_failing_submission_holds_up_no_other__nor_is_retried_every_look(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    batch = _sciq_batch()
-    good, bad = _submitted(batch, "good"), _submitted(batch, "bad")
+def _failing(monkeypatch: pytest.MonkeyPatch, bad: Assignment) -> None:
+    """Make the follow-up's own steps raise for ``bad`` only."""
     steps = service._own_steps
 
     def failing(row: dict[str, Any], handler: Any) -> dict[str, Any]:
@@ -174,6 +171,14 @@ def test_drain__a_failing_submission_holds_up_no_other__nor_is_retried_every_loo
         return steps(row, handler)
 
     monkeypatch.setattr(service, "_own_steps", failing)
+
+
+def test_drain__a_failing_submission_holds_up_no_other__nor_is_retried_every_look(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    batch = _sciq_batch()
+    good, bad = _submitted(batch, "good"), _submitted(batch, "bad")
+    _failing(monkeypatch, bad)
     assert [r["failed"] for r in followups.dispatch()] == [1]
     assert Assignment.objects.get(pk=good.pk).followed_up_at is not None
     assert Assignment.objects.get(pk=bad.pk).followed_up_at is None  # for the sweep
@@ -187,14 +192,7 @@ def test_drain__a_failing_submission_holds_up_no_other__nor_is_retried_every_loo
 def test_dispatch__a_failing_submission_holds_off_its_batch_only(monkeypatch: pytest.MonkeyPatch) -> None:
     failing_batch, other = _sciq_batch("failing"), _sciq_batch("other")
     bad, good = _submitted(failing_batch, "bad"), _submitted(other, "good")
-    steps = service._own_steps
-
-    def failing(row: dict[str, Any], handler: Any) -> dict[str, Any]:
-        if row["pk"] == bad.pk:
-            raise RuntimeError("boom")
-        return steps(row, handler)
-
-    monkeypatch.setattr(service, "_own_steps", failing)
+    _failing(monkeypatch, bad)
     assert followups.dispatch() == [
         {"batch": failing_batch.pk, "submissions": 1, "flagged": 0, "failed": 1},
         {"batch": other.pk, "submissions": 1, "flagged": 0, "failed": 0},
