@@ -15,8 +15,8 @@ screening quiz. This script measures what it costs, on PostgreSQL, with real Sci
    worker``, prefork, ``--concurrency`` processes), twice: one job per submission
    (:func:`crowd.services.followups.queue_after_submission`, queued ``--rate`` per second the way the
    submit view does after each commit without Redis), then batched (beat inside the worker, ``-B``,
-   whose dispatcher follows up every owed batch in one pass; the submissions' ``followed_up_at`` is cleared
-   ``--rate`` per second, the way the submit view stores them). Each time it waits until every one of
+   whose dispatcher follows up every owed batch in one pass; the submissions' ``followed_up_at`` is
+   cleared ``--rate`` per second, the way the submit view stores them). Each time it waits until every one of
    another ``--submissions`` has run (each HIT completed, the queue empty), and prints the CPU of the
    worker (its main process, its pool and, batched, beat) and of the PostgreSQL server per submission,
    the messages, the Redis commands, the wall time, the idle worker's CPU per second and the worker's
