@@ -27,6 +27,13 @@ submission is stored.
 assignment page plus the iframe that holds the task form (two requests; Turkle's first request alone is
 ``page1``). "Submit" is the POST alone (Turkle answers with a redirect, which is not followed).
 
+Without ``--wait`` every user always waits on a request, so the rounds measure capacity (completed HITs
+per second, CPU per HIT); their latencies are then the users over the throughput (Little's law), split
+between the load generator, the listening socket's queue and the workers by how the kernel shares the
+cores among them, all on this machine. ``--wait`` paces the users (a think time before each HIT), so
+that the latencies are read at a load both servers keep up with (benchmarks/RESULTS.md, "Saturated
+tails: where a request's wait goes").
+
 ``--variant KEY=VALUE`` (repeat) adds a fourth system, ``crowdqa-variant``: a second crowdqa gunicorn
 with that environment on top of crowdqa's (e.g. ``GUNICORN_CMD_ARGS=--threads 16 --keep-alive 5``),
 with its own HITs per round in the same database and the same Celery worker, taking its turn in the
