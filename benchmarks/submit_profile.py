@@ -15,7 +15,8 @@ WSGI environ as locust's requests give it, every middleware of ``settings.MIDDLE
 configured, no test instrumentation, the response iterated and closed): the CPU of this process per
 request, the statements the server received (counted with ``execute_wrapper`` plus the transaction's
 BEGIN/COMMIT), and on a local PostgreSQL the CPU of the connection's server process
-(``/proc/<pid>/schedstat``). ``--profile N`` adds cProfile's top N functions by own time and by
+(``/proc/<pid>/schedstat``) and the WAL the server wrote meanwhile (``pg_current_wal_insert_lsn()``,
+read from a second session). ``--profile N`` adds cProfile's top N functions by own time and by
 cumulative time, for the page and the submit apart::
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5440/crowdqa_bench \\
@@ -142,6 +143,21 @@ class WsgiDriver:
         self.application = application
         self.trace_path = trace_dir / "libpq-trace.txt"
         self.postgres = connection.vendor == "postgresql"
+        #: A second session that reads the server's WAL position around each request, so that the
+        #: measured session sends nothing but the request's own statements.
+        self.monitor = None
+        if self.postgres:
+            import psycopg
+
+            params = connection.get_connection_params()
+            params.pop("cursor_factory", None)
+            self.monitor = psycopg.connect(**params, autocommit=True)
+
+    def _wal_lsn(self) -> int:
+        """The server's WAL insert position in bytes (0 off PostgreSQL)."""
+        if self.monitor is None:
+            return 0
+        return int(self.monitor.execute("SELECT pg_current_wal_insert_lsn() - '0/0'").fetchone()[0])
 
     def environ(self, method: str, path: str, body: bytes = b"") -> dict[str, Any]:
         environ: dict[str, Any] = {
@@ -190,8 +206,9 @@ class WsgiDriver:
 
     def timed(
         self, environ: dict[str, Any], trace: bool = False, profile: Optional[cProfile.Profile] = None
-    ) -> tuple[tuple[int, bytes], float, float, float, list[str]]:
-        """(status, body), CPU ms here, wall ms, server CPU ms, and with ``trace`` the statements the
+    ) -> tuple[tuple[int, bytes], float, float, float, int, list[str]]:
+        """(status, body), CPU ms here, wall ms, server CPU ms, the WAL bytes the server wrote meanwhile
+        (every session's: run it on a server doing nothing else), and with ``trace`` the statements the
         server received (libpq writes its trace to a file, which costs CPU: traced requests are not timed)."""
         traced = trace and self.postgres and connection.connection is not None
         if traced:
@@ -201,7 +218,7 @@ class WsgiDriver:
             connection.connection.pgconn.trace(trace_file.fileno())
             connection.connection.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
         try:
-            s0 = self._server_ns()
+            l0, s0 = self._wal_lsn(), self._server_ns()
             c0, w0 = time.process_time(), time.perf_counter()
             if profile:
                 profile.enable()
@@ -210,15 +227,16 @@ class WsgiDriver:
                 profile.disable()
             cpu, wall = (time.process_time() - c0) * 1000, (time.perf_counter() - w0) * 1000
             server = (self._server_ns() - s0) / 1e6
+            wal = self._wal_lsn() - l0
         finally:
             if traced:
                 connection.connection.pgconn.untrace()
                 trace_file.close()
         if not traced:
-            return result, cpu, wall, server, []
+            return result, cpu, wall, server, wal, []
         text = self.trace_path.read_text()
         statements = re.findall(r'^F\t\d+\t(?:Query|Parse)\t (?:"[^"]*" )?"(.*)"$', text, re.M)
-        return result, cpu, wall, server, statements
+        return result, cpu, wall, server, wal, statements
 
 
 def profile_top(stats: cProfile.Profile, count: int, title: str) -> None:
@@ -235,7 +253,7 @@ def run_wsgi(args: argparse.Namespace, batch: Any, questions: dict[str, tuple[st
     import tempfile
     from urllib.parse import urlencode
 
-    rows: dict[str, list[tuple[float, float, float]]] = {"page": [], "submit": []}
+    rows: dict[str, list[tuple[float, float, float, int]]] = {"page": [], "submit": []}
     samples: dict[str, list[str]] = {}
     profiles = {name: cProfile.Profile(time.process_time) for name in rows} if args.profile else {}
     work = []
@@ -259,7 +277,7 @@ def run_wsgi(args: argparse.Namespace, batch: Any, questions: dict[str, tuple[st
                 profile = profiles.get(name) if counted else None
                 # The last warm-up request is traced for its statements; counted ones are not traced.
                 trace = number == args.warmup - 1
-                (status, content), cpu, wall, server, sql = driver.timed(environ, trace, profile)
+                (status, content), cpu, wall, server, wal, sql = driver.timed(environ, trace, profile)
                 if content[:2] == b"\x1f\x8b":
                     content = gzip.decompress(content)
                 expected = b'name="question"' if name == "page" else b"Thank you"
@@ -267,7 +285,9 @@ def run_wsgi(args: argparse.Namespace, batch: Any, questions: dict[str, tuple[st
                 if trace:
                     samples[name] = sql
                 if counted:
-                    rows[name].append((cpu, wall, server))
+                    rows[name].append((cpu, wall, server, wal))
+        if driver.monitor is not None:
+            driver.monitor.close()  # before the test database is dropped
     counted = args.workers - args.warmup
     print(
         f"database: {connection.vendor}; full WSGI handler ({len(settings.MIDDLEWARE)} middleware, "
@@ -275,13 +295,14 @@ def run_wsgi(args: argparse.Namespace, batch: Any, questions: dict[str, tuple[st
         f"load average {os.getloadavg()[0]:.1f}"
     )
     for name, values in rows.items():
-        cpu, wall, server = (statistics.median(v[k] for v in values) for k in range(3))
+        cpu, wall, server, wal = (statistics.median(v[k] for v in values) for k in range(4))
         n = len(samples.get(name, []))
         mean_cpu = statistics.fmean(v[0] for v in values)
         mean_server = statistics.fmean(v[2] for v in values)
         print(
             f"{name:>6}: {n:.0f} statements, CPU median {cpu:.2f} ms (mean {mean_cpu:.2f}), "
             f"server CPU median {server:.2f} ms (mean {mean_server:.2f}), wall median {wall:.1f} ms"
+            + (f", WAL median {wal:.0f} bytes" if driver.monitor else "")
         )
     if args.show_sql:
         for name, sql in samples.items():

@@ -46,8 +46,8 @@ class QAPair(models.Model):
     question = models.TextField()
     answer = models.TextField(blank=True)
     normalized_answer = models.TextField(blank=True, help_text="Answer after QC normalisation.")
-    original_split = models.CharField(max_length=10, blank=True, db_index=True)
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING, db_index=True)
+    original_split = models.CharField(max_length=10, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     qc_flags = models.JSONField(default=list, blank=True)
     qc_severity = models.JSONField(
         default=dict,
@@ -73,7 +73,12 @@ class QAPair(models.Model):
                 condition=Q(question_type__in=list(qt.ALL_TYPES)), name="qapair_known_question_type"
             ),
         ]
-        indexes = [models.Index(fields=["corpus", "question_type"], name="qapair_corpus_type")]
+        # Plain B-tree indexes rather than db_index (see annotation.models.work.HIT.Meta).
+        indexes = [
+            models.Index(fields=["corpus", "question_type"], name="qapair_corpus_type"),
+            models.Index(fields=["original_split"], name="qapair_original_split"),
+            models.Index(fields=["status"], name="qapair_status"),
+        ]
 
     def __str__(self) -> str:
         return f"QAPair({self.pk}) {self.question[:60]}"

@@ -125,10 +125,10 @@ class Passage(models.Model):
     )
     position = models.PositiveIntegerField(default=0, help_text="Order within the document or corpus.")
     text = models.TextField()
-    text_sha256 = models.CharField(max_length=64, db_index=True, editable=False)
+    text_sha256 = models.CharField(max_length=64, editable=False)
     start = models.PositiveIntegerField(null=True, blank=True, help_text="Offset in the document text.")
     filter_status = models.CharField(
-        max_length=10, choices=FilterStatus.choices, default=FilterStatus.PENDING, db_index=True
+        max_length=10, choices=FilterStatus.choices, default=FilterStatus.PENDING
     )
     filter_reasons = models.JSONField(default=list, blank=True)
     filtered_at = models.DateTimeField(null=True, blank=True)
@@ -151,7 +151,12 @@ class Passage(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["corpus", "text_sha256"], name="passage_unique_text"),
         ]
-        indexes = [models.Index(fields=["corpus", "filter_status"], name="passage_corpus_status")]
+        # Plain B-tree indexes rather than db_index (see annotation.models.work.HIT.Meta).
+        indexes = [
+            models.Index(fields=["corpus", "filter_status"], name="passage_corpus_status"),
+            models.Index(fields=["text_sha256"], name="passage_text_sha256"),
+            models.Index(fields=["filter_status"], name="passage_filter_status"),
+        ]
 
     def __str__(self) -> str:
         return f"Passage({self.pk}) {self.text[:60]}"

@@ -227,11 +227,10 @@ class HIT(models.Model):
         help_text="For SciQ stage 2: the pair to validate.",
     )
     max_assignments = models.PositiveSmallIntegerField(default=1)
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN, db_index=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
     platform_ref = models.CharField(
         max_length=200,
         blank=True,
-        db_index=True,
         help_text="The HIT's own id on a platform that lists each HIT as a unit; empty elsewhere.",
     )
     created = models.DateTimeField(auto_now_add=True)
@@ -242,6 +241,13 @@ class HIT(models.Model):
         ordering = ["batch", "position"]
         verbose_name = "HIT"
         constraints = [models.UniqueConstraint(fields=["batch", "position"], name="hit_unique_position")]
+        # Plain B-tree indexes rather than db_index: on PostgreSQL db_index on a CharField adds a second,
+        # varchar_pattern_ops index for LIKE 'prefix%' that no query here uses and that every insert, and
+        # every update that changes an indexed column, writes too.
+        indexes = [
+            models.Index(fields=["status"], name="hit_status"),
+            models.Index(fields=["platform_ref"], name="hit_platform_ref"),
+        ]
 
     def __str__(self) -> str:
         return f"HIT({self.pk}) of Batch({self.batch_id})"
@@ -313,7 +319,7 @@ class Assignment(models.Model):
 
     hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="assignments")
     worker = models.ForeignKey("crowd.Worker", on_delete=models.PROTECT, related_name="assignments")
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACCEPTED, db_index=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACCEPTED)
     answers = models.JSONField(
         default=dict, blank=True, help_text="Submitted form fields (HIT form contract)."
     )
@@ -367,6 +373,9 @@ class Assignment(models.Model):
                 fields=["platform_ref"], condition=~Q(platform_ref=""), name="assignment_one_per_platform_ref"
             ),
         ]
+        # Status has no index of its own: the status and expiry index, whose first column it is, serves
+        # it (see HIT.Meta on db_index). platform_ref keeps db_index: removing it, Django's AlterField
+        # also drops the index of assignment_one_per_platform_ref, the other index on that column.
         indexes = [
             models.Index(fields=["status", "expires_at"], name="assignment_status_expiry"),
             # The submissions still owed their follow-up: few at any time, read by every follow-up
