@@ -30,7 +30,7 @@ def test_models_have_their_migrations() -> None:
         pytest.fail(f"models changed without a migration (exit {exc.code}):\n{out.getvalue()}")
 
 
-#: Tables every HIT writes (its assignment, its QA pair, its passages) and the one column among them
+#: Tables every HIT writes (the HIT, its assignment, QA pair and passages) and the one column among them
 #: that keeps ``db_index`` (see ``Assignment.Meta``).
 HOT_TABLES = ("annotation_assignment", "annotation_hit", "annotation_passage", "annotation_qapair")
 PATTERN_OPS_KEPT = {"annotation_assignment_platform_ref"}
