@@ -12,6 +12,7 @@ import io
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 from django.db.migrations.loader import MigrationLoader
 
 
@@ -40,8 +41,6 @@ PATTERN_OPS_KEPT = {"annotation_assignment_platform_ref"}
 def test_tables_every_hit_writes_have_no_pattern_ops_indexes() -> None:
     """Why: on PostgreSQL ``db_index`` on a CharField adds a ``varchar_pattern_ops`` index for ``LIKE
     'prefix%'``, which no query of these tables uses and every insert and non-HOT update writes."""
-    from django.db import connection
-
     if connection.vendor != "postgresql":
         pytest.skip("pattern-ops indexes are PostgreSQL's")
     with connection.cursor() as cursor:
