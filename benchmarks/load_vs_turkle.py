@@ -30,7 +30,9 @@ assignment page plus the iframe that holds the task form (two requests; Turkle's
 Without ``--wait`` every user always waits on a request, so the rounds measure capacity (completed HITs
 per second, CPU per HIT); their latencies are then the users over the throughput (Little's law), split
 between the load generator, the listening socket's queue and the workers by how the kernel shares the
-cores among them, all on this machine. ``--wait`` paces the users (a think time before each HIT), so
+cores among them, all on this machine. The last lines say so per system: the requests per completed HIT,
+the mean request's time against the users over the requests per second, and how far each p95 is above
+its p50 in milliseconds. ``--wait`` paces the users (a think time before each HIT), so
 that the latencies are read at a load both servers keep up with (benchmarks/RESULTS.md, "Saturated
 tails: where a request's wait goes").
 
@@ -165,8 +167,16 @@ def summary(result: dict[str, Any]) -> dict[str, float]:
     # completed HITs per second with every after-submission job consumed (crowdqa's drain counted)
     row["hits_per_s"] = row["submit_n"] / (result["seconds"] + result.get("drain_seconds", 0.0))
     # "page" is the whole page wait; where it took two requests, "page1" and "page2" count them
-    requests = sum(len(v) for k, v in times.items() if not (k == "page" and "page1" in times))
+    singles = [v for k, v in times.items() if not (k == "page" and "page1" in times)]
+    requests = sum(len(v) for v in singles)
     row["requests_per_s"] = requests / result["seconds"]
+    row["requests_per_hit"] = requests / max(row["submit_n"], 1)
+    row["request_mean"] = sum(sum(v) for v in singles) / max(requests, 1)
+    # Little's law for users who always wait on a request: the mean time from one request's start to
+    # the same user's next one; what it exceeds request_mean by is spent in the load generator
+    row["request_cycle"] = result["users"] * 1000 / max(row["requests_per_s"], 1e-9)
+    for name in ("page", "submit"):
+        row[f"{name}_spread"] = row[f"{name}_p95"] - row[f"{name}_p50"]
     for part, seconds in result.get("cpu", {}).items():
         row[f"cpu_{part}"] = seconds * 1000 / max(requests, 1)
         row[f"hit_cpu_{part}"] = seconds * 1000 / max(row["submit_n"], 1)
@@ -304,6 +314,19 @@ def print_results(results: dict[str, list[dict[str, Any]]], args: argparse.Names
         parts = ("web", "celery", "database", "load generator", "machine")
         medians = {k: statistics.median(summary(r)[f"hit_cpu_{k}"] for r in results[system]) for k in parts}
         print(f"  {system}: " + ", ".join(f"{k} {v:.1f}" for k, v in medians.items()))
+    print(
+        "each request's wait, median over the counted rounds: requests per completed HIT; request mean ms "
+        "(every request, each of a two-request page apart); users / requests per second ms (the mean time "
+        "from a user's request to its next, Little's law); p95 - p50 ms of the page and the submit"
+    )
+    for system in results:
+        parts = ("requests_per_hit", "request_mean", "request_cycle", "page_spread", "submit_spread")
+        m = {k: statistics.median(summary(r)[k] for r in results[system]) for k in parts}
+        print(
+            f"  {system}: {m['requests_per_hit']:.2f} requests per HIT, "
+            f"request mean {m['request_mean']:.0f}, users / requests per second {m['request_cycle']:.0f}, "
+            f"p95 - p50 page {m['page_spread']:.0f} submit {m['submit_spread']:.0f}"
+        )
 
 
 def main() -> None:
