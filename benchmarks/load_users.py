@@ -7,6 +7,12 @@ submits it, and goes on to its next HIT, with no pause; it stops when its HITs a
 stops when every user is done or ``--seconds`` have passed. Requests go only to the loopback ``--host``.
 Writes every request's wall time (ms) and status to ``--out``.
 
+A plan with ``"claims"`` has its users claim each HIT in the round instead (:class:`ClaimingWorker`):
+each user holds a list of "next HIT" URLs, one per batch, and asks the first for a HIT; the redirect's
+``Location`` names the HIT (its page and submit URLs are made from it), and a redirect anywhere else
+says the batch has no HIT left, so the user goes on to its next batch. The claim is timed apart
+(``claim``; ``claim_none`` for the answer that a batch is done).
+
 ``--wait`` adds a think time before each HIT, drawn uniformly between 0 and twice that mean, and each
 user's first HIT starts after such a pause too. Why drawn: crowd workers do not pause in lockstep, and
 with a constant pause the users that started together stay together, so the round becomes bursts of
@@ -19,8 +25,10 @@ pause, 50 users: submit p95 47-77 ms with a constant pause, 17-23 ms with a draw
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -33,10 +41,14 @@ from locust.contrib.fasthttp import FastHttpUser
 from locust.env import Environment
 from locust.exception import StopUser
 
-QUEUES: list[list[dict[str, Any]]] = []
+QUEUES: list[Any] = []
 TIMES: dict[str, list[float]] = {}
 FAILURES: dict[str, dict[str, int]] = {}
 HEADERS: dict[str, str] = {}
+#: a claiming plan's "claims" and "forms" (see :class:`ClaimingWorker`)
+CLAIMS: dict[str, Any] = {}
+FORMS: dict[str, dict[str, str]] = {}
+PAGE_LOADS = itertools.count()
 
 
 def record(name: str, started: float, status: int, ok: bool) -> None:
@@ -66,34 +78,114 @@ class HitWorker(FastHttpUser):
             raise StopUser()
         hit = self.queue.pop(0)
         headers = {**HEADERS, **hit.get("headers", {})}
+        if self.open_page(hit["page"], headers) is not None:
+            self.submit(hit["submit"], hit["form"], headers, hit["accept_status"], hit["accept_text"])
+
+    def open_page(self, urls: list[str], headers: dict[str, str]) -> str | None:
+        """Request what shows the HIT, timed as one ``page``; its last body, or None on a failure."""
         started = time.perf_counter()
-        ok, status = True, 0
-        for number, url in enumerate(hit["page"], start=1):
+        ok, status, body = True, 0, ""
+        for number, url in enumerate(urls, start=1):
             part = time.perf_counter()
             with self.client.get(url, headers=headers, name=f"page{number}", catch_response=True) as response:
                 status = response.status_code or 0
                 ok = status == 200
+                body = response.text or ""
                 if not ok:
                     response.failure(f"status {status}")
-            if len(hit["page"]) > 1:
+            if len(urls) > 1:
                 record(f"page{number}", part, status, ok)
             if not ok:
                 break
         record("page", started, status, ok)
+        return body if ok else None
+
+    def submit(
+        self,
+        url: str,
+        form: dict[str, str],
+        headers: dict[str, str],
+        accept_status: list[int],
+        accept_text: str,
+    ) -> None:
+        """Post the HIT's answers, timed as ``submit``; accepted when the answer is the system's success."""
         started = time.perf_counter()
         with self.client.post(
-            hit["submit"],
-            data=hit["form"],
-            headers=headers,
-            name="submit",
+            url, data=form, headers=headers, name="submit", catch_response=True, allow_redirects=False
+        ) as response:
+            status = response.status_code or 0
+            accepted = status in accept_status and accept_text in (response.text or "")
+            if not accepted:
+                response.failure(f"status {status}")
+            record("submit", started, status, accepted)
+
+
+class ClaimingWorker(HitWorker):
+    """A worker who claims each HIT through the system's "next HIT": claim, page, submit, next claim.
+
+    The plan's ``claims`` say how: ``method`` and ``form`` of the claim request; ``hit``, a pattern
+    the redirect's ``Location`` matches when it names a HIT (its named groups, and ``location``, fill
+    the ``page`` and ``submit`` templates); ``done``, the ``Location`` path that says the batch has
+    no HIT left for this user (anything else is a failed claim); ``key``, where the HIT's answers are
+    found in ``forms``: a group of ``hit`` (``"group"``) or the first group of ``pattern`` in the page
+    (``"page"``).
+    """
+
+    def on_start(self) -> None:
+        mine = QUEUES.pop() if QUEUES else {"batches": []}
+        self.batches = list(mine["batches"])
+        self.headers = {**HEADERS, **mine.get("headers", {})}
+        if self.think:
+            gevent.sleep(random.uniform(0, 2 * self.think))
+
+    @task
+    def work(self) -> None:
+        if not self.batches:
+            raise StopUser()
+        claims = CLAIMS
+        started = time.perf_counter()
+        with self.client.request(
+            claims["method"],
+            self.batches[0],
+            data=claims.get("form"),
+            headers=self.headers,
+            name="claim",
             catch_response=True,
             allow_redirects=False,
         ) as response:
             status = response.status_code or 0
-            accepted = status in hit["accept_status"] and hit["accept_text"] in (response.text or "")
-            if not accepted:
-                response.failure(f"status {status}")
-            record("submit", started, status, accepted)
+            location = urlsplit(response.headers.get("Location") or "")
+            found = re.search(claims["hit"], location.path) if status == 302 else None
+            done = found is None and status == 302 and re.fullmatch(claims["done"], location.path)
+            if found is None and not done:
+                response.failure(f"status {status} to {location.path!r}")
+        if done:
+            record("claim_none", started, status, True)
+            self.batches.pop(0)
+            return
+        record("claim", started, status, found is not None)
+        if found is None:
+            raise StopUser()  # a refused claim would repeat at once: the failure is counted, the user stops
+        names = {**found.groupdict(), "location": location.path}
+        body = self.open_page([t.format(**names) for t in claims["page"]], self.headers)
+        if body is None:
+            return
+        key = claims["key"]
+        if key["from"] == "group":
+            value = names[key["group"]]
+        else:
+            shown = re.search(key["pattern"], body)
+            value = shown.group(1) if shown else ""
+        form = dict(FORMS.get(value, {}))
+        if "active_page" in form:
+            form["active_page"] = f"load-{next(PAGE_LOADS)}"
+        self.submit(
+            claims["submit"].format(**names),
+            form,
+            self.headers,
+            claims["accept_status"],
+            claims["accept_text"],
+        )
 
 
 def main() -> None:
@@ -112,11 +204,14 @@ def main() -> None:
     QUEUES.extend(plan["users"])
     random.Random(0).shuffle(QUEUES)
     HEADERS.update(plan.get("headers", {}))
+    CLAIMS.update(plan.get("claims", {}))
+    FORMS.update(plan.get("forms", {}))
     users = len(QUEUES)
-    HitWorker.host = args.host
-    HitWorker.think = args.wait
-    HitWorker.wait_time = between(0, 2 * args.wait) if args.wait else constant(0)
-    environment = Environment(user_classes=[HitWorker], events=events)
+    user_class = ClaimingWorker if CLAIMS else HitWorker
+    user_class.host = args.host
+    user_class.think = args.wait
+    user_class.wait_time = between(0, 2 * args.wait) if args.wait else constant(0)
+    environment = Environment(user_classes=[user_class], events=events)
     runner = environment.create_local_runner()
     started = time.perf_counter()
     runner.start(users, spawn_rate=users)

@@ -36,6 +36,12 @@ its p50 in milliseconds. ``--wait`` paces the users (a think time before each HI
 that the latencies are read at a load both servers keep up with (benchmarks/RESULTS.md, "Saturated
 tails: where a request's wait goes").
 
+``--claims`` puts the claim in the round (by default every HIT is claimed before it): each user claims
+its next HIT through the system's own "next HIT" (crowdqa: a signed-in local worker's POST to
+``/work/batches/<id>/next/``; Turkle: "accept next task", which locks every unfinished task of its batch)
+and follows the redirect to the HIT; all users work the round's batches (about 970 HITs each) in the same
+order. The claim's p50/p95 are printed apart and count among each HIT's requests.
+
 ``--variant KEY=VALUE`` (repeat) adds a fourth system, ``crowdqa-variant``: a second crowdqa gunicorn
 with that environment on top of crowdqa's (e.g. ``GUNICORN_CMD_ARGS=--threads 16 --keep-alive 5``),
 with its own HITs per round in the same database and the same Celery worker, taking its turn in the
@@ -75,7 +81,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from load_crowdqa_setup import owed_followups, sciq_items, setup_crowdqa, stored_crowdqa
+from load_crowdqa_setup import owed_followups, sciq_items, setup_crowdqa, setup_crowdqa_claims, stored_crowdqa
 from load_processes import (
     CpuMeter,
     celery_worker_command,
@@ -157,7 +163,7 @@ def run_round(
 def summary(result: dict[str, Any]) -> dict[str, float]:
     times = result["times"]
     row = {}
-    for name in ("page", "submit", "page1"):
+    for name in ("page", "submit", "page1", "claim"):
         values = times.get(name, times.get("page", []) if name == "page1" else [])
         row[f"{name}_p50"] = percentile(values, 50)
         row[f"{name}_p95"] = percentile(values, 95)
@@ -183,6 +189,10 @@ def summary(result: dict[str, Any]) -> dict[str, float]:
     cpu = result.get("cpu", {})
     row["hit_cpu_counted"] = sum(cpu.get(k, 0.0) for k in COUNTED) * 1000 / max(row["submit_n"], 1)
     return row
+
+
+def claim_line(row: dict[str, float]) -> str:
+    return f"claim p50/p95 {row['claim_p50']:.0f} / {row['claim_p95']:.0f} ms ({row['claim_n']}), "
 
 
 #: The CPU counted per completed HIT: the system's web workers, its Celery worker and the database.
@@ -293,6 +303,7 @@ def print_results(results: dict[str, list[dict[str, Any]]], args: argparse.Names
                 f"({row['hit_cpu_counted']:.1f}) | {r['load']:.1f} |"
             )
     keys = ("page_p95", "submit_p50", "submit_p95", "page1_p95", "hits_per_s", "hit_cpu_counted")
+    keys += ("claim_p50", "claim_p95") if args.claims else ()
     print(
         "paired ratios crowdqa / Turkle, median over rounds (range); targets with persistent connections: "
         "page p95 <= 0.3, submit p95 <= 0.5, completed HITs/s >= 2.5, CPU per completed HIT (web + Celery + "
@@ -344,6 +355,7 @@ def main() -> None:
     parser.add_argument(
         "--wait", type=float, default=0.0, help="mean think time before each HIT, seconds (see load_users.py)"
     )
+    parser.add_argument("--claims", action="store_true", help="each user claims its HITs in the round")
     parser.add_argument("--web-workers", type=int, default=4)
     parser.add_argument("--celery-workers", type=int, default=2, help="crowdqa's Celery pool processes")
     parser.add_argument(
@@ -410,19 +422,22 @@ def main() -> None:
         items = sciq_items(data, args.users * args.hits * 3, at_least=args.users * 3)
         words = statistics.mean(len(p.split()) for p, _, _ in items)
         print(
-            f"creating {args.users * args.hits} HITs and claims per round and system: {len(items)} SciQ "
+            f"creating {args.users * args.hits} HITs{'' if args.claims else ' and claims'} per round and "
+            f"system: {len(items)} SciQ "
             f"passages ({words:.0f} words on average) ...",
             flush=True,
         )
-        contents = setup_crowdqa(total_rounds * len(crowdqa_systems), args.users, args.hits, items, work)
+        setup = setup_crowdqa_claims if args.claims else setup_crowdqa
+        contents = setup(total_rounds * len(crowdqa_systems), args.users, args.hits, items, work)
         for number in range(total_rounds * (len(crowdqa_systems) - 1)):
             (work / f"crowdqa-{total_rounds + number}.json").rename(work / f"crowdqa-variant-{number}.json")
-        (work / "hits.json").write_text(json.dumps({"rounds": contents[:total_rounds]}))
+        (work / "hits.json").write_text(json.dumps({"rounds": contents[:total_rounds], "users": args.users}))
         for turkle, env in turkle_envs.items():
             out = work / turkle
             out.mkdir()
+            command = "setup-claims" if args.claims else "setup"
             subprocess.run(
-                [str(args.turkle_python), str(ROOT / "benchmarks" / "load_turkle_setup.py"), "setup"]
+                [str(args.turkle_python), str(ROOT / "benchmarks" / "load_turkle_setup.py"), command]
                 + [str(work / "hits.json"), str(out)],
                 cwd=args.turkle,
                 env=env,
@@ -502,6 +517,7 @@ def main() -> None:
                     f"{label:>8} {system:>17}: page p50/p95 {row['page_p50']:.0f} / "
                     f"{row['page_p95']:.0f} ms, "
                     f"submit p50/p95 {row['submit_p50']:.0f} / {row['submit_p95']:.0f} ms, "
+                    f"{claim_line(row) if args.claims else ''}"
                     f"{row['submit_n']} submits in {result['seconds']:.0f} s + "
                     f"{result['drain_seconds']:.1f} s "
                     f"drain ({row['hits_per_s']:.1f} completed HITs/s), {row['failed']} failed"

@@ -10,14 +10,15 @@ grouped by table, so the request's transaction can be read.
     DATABASE_URL=postgres://postgres@127.0.0.1:5440/crowdqa_bench \\
         .venv/bin/python benchmarks/submit_profile.py --workers 30 --show-sql
 
-With ``--wsgi`` the page and the submit go through ``config.wsgi.application`` as gunicorn calls it (a
-WSGI environ as locust's requests give it, every middleware of ``settings.MIDDLEWARE``, DEBUG as
-configured, no test instrumentation, the response iterated and closed): the CPU of this process per
+With ``--wsgi`` each worker, signed in as after an invite, claims its HIT (the POST of "next HIT" on
+``/work/``), then opens the HIT's page and submits it, all through ``config.wsgi.application`` as gunicorn
+calls it (a WSGI environ as locust's requests give it, every middleware of ``settings.MIDDLEWARE``, DEBUG
+as configured, no test instrumentation, the response iterated and closed): the CPU of this process per
 request, the statements the server received (counted with ``execute_wrapper`` plus the transaction's
 BEGIN/COMMIT), and on a local PostgreSQL the CPU of the connection's server process
-(``/proc/<pid>/schedstat``) and the WAL the server wrote meanwhile (``pg_current_wal_insert_lsn()``,
-read from a second session). ``--profile N`` adds cProfile's top N functions by own time and by
-cumulative time, for the page and the submit apart::
+(``/proc/<pid>/schedstat``) and the WAL the server wrote meanwhile (``pg_current_wal_insert_lsn()``, read
+from a second session). ``--profile N`` adds cProfile's top N functions by own time and by cumulative
+time, for the claim, the page and the submit apart::
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5440/crowdqa_bench \\
         .venv/bin/python benchmarks/submit_profile.py --wsgi --workers 200 --profile 25
@@ -50,11 +51,12 @@ from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
-from load_crowdqa_setup import page_form  # noqa: E402
+from django.urls import reverse  # noqa: E402
+from load_crowdqa_setup import CSRF_SECRET, page_form, session_cookie, signed_in_workers  # noqa: E402
 
 from annotation.hits.sciq_question import QC_OPTIONS  # noqa: E402
 from annotation.importers.mcq import read_sciq  # noqa: E402
-from annotation.models import Corpus, Passage, sha256_text  # noqa: E402
+from annotation.models import Assignment, Corpus, Passage, sha256_text  # noqa: E402
 from annotation.qc.common import ERROR  # noqa: E402
 from annotation.qc.sciq import SciQItem, check_item  # noqa: E402
 from annotation.services.batches import BatchSpec, create_batch  # noqa: E402
@@ -141,6 +143,8 @@ class WsgiDriver:
         from config.wsgi import application
 
         self.application = application
+        #: the last response's ``Location`` header
+        self.location = ""
         self.trace_path = trace_dir / "libpq-trace.txt"
         self.postgres = connection.vendor == "postgresql"
         #: A second session that reads the server's WAL position around each request, so that the
@@ -190,6 +194,7 @@ class WsgiDriver:
 
         def start_response(line: str, headers: list[tuple[str, str]], exc_info: Any = None) -> None:
             status.append(line)
+            self.location = dict(headers).get("Location", "")
 
         result = self.application(environ, start_response)
         try:
@@ -253,35 +258,42 @@ def run_wsgi(args: argparse.Namespace, batch: Any, questions: dict[str, tuple[st
     import tempfile
     from urllib.parse import urlencode
 
-    rows: dict[str, list[tuple[float, float, float, int]]] = {"page": [], "submit": []}
+    rows: dict[str, list[tuple[float, float, float, int]]] = {"claim": [], "page": [], "submit": []}
     samples: dict[str, list[str]] = {}
     profiles = {name: cProfile.Profile(time.process_time) for name in rows} if args.profile else {}
-    work = []
-    for i in range(args.workers):
-        worker = Worker.objects.get_or_create_for("local", f"profile-{i}")
-        assignment = claim_next(batch, worker)
-        Consent.objects.get_or_create(worker=worker, batch=batch)
-        passage = assignment.hit.passages.order_by("pk").first()
-        question, answer = questions[passage.text]
-        form = page_form(passage.pk, question, answer, f"profile-{i}")
-        work.append((hit_links.url_for(assignment), urlencode(form).encode()))
+    workers = signed_in_workers(args.workers)
+    Consent.objects.bulk_create(Consent(worker=w, batch=batch) for w in workers)
+    claim = reverse("worker:next", kwargs={"batch_id": batch.pk})
+    cookies = [session_cookie(w) for w in workers]
     connection.close()  # the first request opens the connection, as a fresh web worker does
     with tempfile.TemporaryDirectory() as trace_dir:
         driver = WsgiDriver(Path(trace_dir))
-        for number, (url, body) in enumerate(work):
-            for name, environ in (
-                ("page", driver.environ("GET", url)),
-                ("submit", driver.environ("POST", url, body)),
-            ):
-                counted = number >= args.warmup
+        for number, (worker, cookie) in enumerate(zip(workers, cookies, strict=True)):
+            counted = number >= args.warmup
+            # The last warm-up request is traced for its statements; counted ones are not traced.
+            trace = number == args.warmup - 1
+            url = ""
+            for name in rows:
+                if name == "claim":
+                    environ = driver.environ("POST", claim, b"csrfmiddlewaretoken=" + CSRF_SECRET.encode())
+                elif name == "page":
+                    environ = driver.environ("GET", url)
+                else:
+                    assignment = Assignment.objects.get(worker=worker, hit__batch=batch)
+                    passage = assignment.hit.passages.order_by("pk").first()
+                    form = page_form(passage.pk, *questions[passage.text], f"profile-{number}")
+                    environ = driver.environ("POST", url, urlencode(form).encode())
+                environ["HTTP_COOKIE"] = cookie
                 profile = profiles.get(name) if counted else None
-                # The last warm-up request is traced for its statements; counted ones are not traced.
-                trace = number == args.warmup - 1
                 (status, content), cpu, wall, server, wal, sql = driver.timed(environ, trace, profile)
-                if content[:2] == b"\x1f\x8b":
-                    content = gzip.decompress(content)
-                expected = b'name="question"' if name == "page" else b"Thank you"
-                assert status == 200 and expected in content, (status, content[:300])
+                if name == "claim":
+                    url = driver.location
+                    assert status == 302 and url.startswith("/a/"), (status, url, content[:300])
+                else:
+                    if content[:2] == b"\x1f\x8b":
+                        content = gzip.decompress(content)
+                    expected = b'name="question"' if name == "page" else b"Thank you"
+                    assert status == 200 and expected in content, (status, content[:300])
                 if trace:
                     samples[name] = sql
                 if counted:
@@ -331,7 +343,9 @@ def main() -> None:
     )
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="--wsgi: cProfile's top N")
     parser.add_argument(
-        "--profile-dir", type=Path, help="--wsgi --profile: also write page.prof, submit.prof here"
+        "--profile-dir",
+        type=Path,
+        help="--wsgi --profile: also write claim.prof, page.prof, submit.prof here",
     )
     args = parser.parse_args()
     if not args.wsgi:
