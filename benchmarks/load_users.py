@@ -60,26 +60,13 @@ def record(name: str, started: float, status: int, ok: bool) -> None:
         counts[str(status)] = counts.get(str(status), 0) + 1
 
 
-class HitWorker(FastHttpUser):
-    """A worker holding claimed HITs: page, submit, next HIT."""
+class CrowdWorker(FastHttpUser):
+    """What every virtual worker does with a HIT it holds: open its page, submit it (timed)."""
 
+    abstract = True
     wait_time = constant(0)
     #: the mean think time (``--wait``); 0: none
     think = 0.0
-
-    def on_start(self) -> None:
-        self.queue = QUEUES.pop() if QUEUES else []
-        if self.think:
-            gevent.sleep(random.uniform(0, 2 * self.think))
-
-    @task
-    def work(self) -> None:
-        if not self.queue:
-            raise StopUser()
-        hit = self.queue.pop(0)
-        headers = {**HEADERS, **hit.get("headers", {})}
-        if self.open_page(hit["page"], headers) is not None:
-            self.submit(hit["submit"], hit["form"], headers, hit["accept_status"], hit["accept_text"])
 
     def open_page(self, urls: list[str], headers: dict[str, str]) -> str | None:
         """Request what shows the HIT, timed as one ``page``; its last body, or None on a failure."""
@@ -120,7 +107,25 @@ class HitWorker(FastHttpUser):
             record("submit", started, status, accepted)
 
 
-class ClaimingWorker(HitWorker):
+class HitWorker(CrowdWorker):
+    """A worker holding claimed HITs: page, submit, next HIT."""
+
+    def on_start(self) -> None:
+        self.queue = QUEUES.pop() if QUEUES else []
+        if self.think:
+            gevent.sleep(random.uniform(0, 2 * self.think))
+
+    @task
+    def work(self) -> None:
+        if not self.queue:
+            raise StopUser()
+        hit = self.queue.pop(0)
+        headers = {**HEADERS, **hit.get("headers", {})}
+        if self.open_page(hit["page"], headers) is not None:
+            self.submit(hit["submit"], hit["form"], headers, hit["accept_status"], hit["accept_text"])
+
+
+class ClaimingWorker(CrowdWorker):
     """A worker who claims each HIT through the system's "next HIT": claim, page, submit, next claim.
 
     The plan's ``claims`` say how: ``method`` and ``form`` of the claim request; ``hit``, a pattern
