@@ -133,12 +133,15 @@ class SqlRead(Generic[M]):
         joins: further joins (SQL) the condition needs (not selected).
         extra: attribute name -> (SQL expression, converter), set on each instance (annotations).
         order_by: the ORDER BY clause's expressions (SQL).
+        limit: at most this many rows (``LIMIT``; None: every row).
 
     In ``where``, ``joins``, ``extra`` and ``order_by``, ``{self}`` stands for the read's own table and
     ``{hit__batch}`` for the table a related path brought (short aliases keep the statement short:
     the database parses it, and SQLite's cursor scans it for parameters, on every call).
         lock: take the row lock of the read's own table only (``FOR UPDATE OF``, PostgreSQL); like
             ``select_for_update``, refused outside a transaction.
+        skip_locked: with ``lock``, leave out the rows another transaction has locked instead of
+            waiting for them (``SKIP LOCKED``, as ``select_for_update(skip_locked=True)``).
         using: the database alias.
     """
 
@@ -151,9 +154,13 @@ class SqlRead(Generic[M]):
         joins: str = "",
         extra: Mapping[str, tuple[str, Callable[[Any], Any]]] | None = None,
         order_by: str = "",
+        limit: int | None = None,
         lock: bool = False,
+        skip_locked: bool = False,
         using: str = DEFAULT_DB_ALIAS,
     ) -> None:
+        if skip_locked and not lock:
+            raise ValueError("skip_locked needs lock")
         self.model = model
         self.using = using
         self.lock = lock
@@ -185,9 +192,11 @@ class SqlRead(Generic[M]):
         sql = f"SELECT {', '.join(columns)} FROM {' '.join(from_sql)} {joins} WHERE {where}"
         if order_by:
             sql += f" ORDER BY {order_by}"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
         self._sql = sql.format(**self.aliases)
         self._params = self._sql.count("%s")
-        self._locked_sql = self._sql + " FOR UPDATE OF t0"
+        self._locked_sql = self._sql + " FOR UPDATE OF t0" + (" SKIP LOCKED" if skip_locked else "")
 
     def _add_table(
         self, model: type[models.Model], alias: str, parent: int | None, name: str, columns: list[str]

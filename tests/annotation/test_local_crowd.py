@@ -12,12 +12,14 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from annotation import sql_prepared
 from annotation.models import HIT, Assignment, Batch, Corpus, QAPair
 from annotation.services.batches import BatchSpec, BatchSpecError, create_batch
 from crowd.invites import InviteError, create_invites, find_invite, redeem
 from crowd.models import Qualification, Worker
 from tests.factories import make_corpus, make_document, make_textbook, make_worker
 from tests.threads import run_in_threads, skip_unless_threads_share_the_database
+from worker import assigning
 from worker.assigning import ClaimRefused, claim_next, return_assignment
 
 pytestmark = pytest.mark.django_db
@@ -168,14 +170,22 @@ def _claim_queries(n_hits: int, taken: int) -> list[str]:
 
 
 def test_claim_next__one_indexed_pick_whatever_the_batch_size() -> None:
-    """A claim locks one free HIT with a LIMIT 1 query; it never lists the batch's HITs."""
+    """A claim locks one free HIT with a LIMIT 1 read; it never lists the batch's HITs."""
     small, large = _claim_queries(5, 2), _claim_queries(60, 2)
     assert len(small) == len(large)
-    hit_selects = [q for q in large if q.startswith("SELECT") and 'FROM "annotation_hit"' in q]
-    outer_limit = re.compile(r" LIMIT \d+( FOR UPDATE OF [^()]*( SKIP LOCKED)?)?$")
-    assert hit_selects and all(outer_limit.search(q) for q in hit_selects), hit_selects
+    pick = assigning._free_hit_read(wait=False, passed=0).sql(connection)
+    outer_limit = re.compile(r" ORDER BY [^()]* LIMIT 1( FOR UPDATE OF t0 SKIP LOCKED)?$")
+    assert outer_limit.search(pick), pick
     if connection.vendor == "postgresql":
-        assert any("FOR UPDATE OF" in q and "SKIP LOCKED" in q for q in hit_selects), hit_selects
+        assert pick.endswith(" FOR UPDATE OF t0 SKIP LOCKED")
+    # what the claim sends for it: the prepared statement's EXECUTE on PostgreSQL, the SQL elsewhere
+    sent = sql_prepared.statement(connection, pick)
+    head = sent.split("(")[0] if sent.startswith("EXECUTE") else sent.split(" WHERE ")[0]
+    assert [q for q in large if q.startswith(head)], large
+    other_hit_selects = [
+        q for q in large if 'FROM "annotation_hit"' in q and not q.startswith(head) and " LIMIT " not in q
+    ]
+    assert not other_hit_selects
 
 
 def test_return_assignment__slot_goes_to_someone_else() -> None:
