@@ -68,6 +68,15 @@ class CrowdWorker(FastHttpUser):
     #: the mean think time (``--wait``); 0: none
     think = 0.0
 
+    def on_start(self) -> None:
+        self.take(QUEUES.pop() if QUEUES else None)
+        if self.think:
+            gevent.sleep(random.uniform(0, 2 * self.think))
+
+    def take(self, mine: Any) -> None:
+        """Keep this user's part of the plan."""
+        raise NotImplementedError
+
     def open_page(self, urls: list[str], headers: dict[str, str]) -> str | None:
         """Request what shows the HIT, timed as one ``page``; its last body, or None on a failure."""
         started = time.perf_counter()
@@ -110,10 +119,8 @@ class CrowdWorker(FastHttpUser):
 class HitWorker(CrowdWorker):
     """A worker holding claimed HITs: page, submit, next HIT."""
 
-    def on_start(self) -> None:
-        self.queue = QUEUES.pop() if QUEUES else []
-        if self.think:
-            gevent.sleep(random.uniform(0, 2 * self.think))
+    def take(self, mine: Any) -> None:
+        self.queue = mine or []
 
     @task
     def work(self) -> None:
@@ -136,12 +143,10 @@ class ClaimingWorker(CrowdWorker):
     (``"page"``).
     """
 
-    def on_start(self) -> None:
-        mine = QUEUES.pop() if QUEUES else {"batches": []}
+    def take(self, mine: Any) -> None:
+        mine = mine or {"batches": []}
         self.batches = list(mine["batches"])
         self.headers = {**HEADERS, **mine.get("headers", {})}
-        if self.think:
-            gevent.sleep(random.uniform(0, 2 * self.think))
 
     @task
     def work(self) -> None:
