@@ -61,6 +61,12 @@ def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def column(model: type[models.Model], name: str) -> str:
+    """The quoted column of ``model``'s field ``name`` (a foreign key's ``<name>_id``), for SQL written
+    from the model's metadata."""
+    return quote(model._meta.get_field(name).column)
+
+
 def _database_zone(using: str) -> datetime.tzinfo:
     """The zone a database without time zone support stores datetimes in (``DATABASES`` TIME_ZONE)."""
     name = settings.DATABASES[using].get("TIME_ZONE")

@@ -31,7 +31,7 @@ from typing import Any, Optional
 from django.db import DEFAULT_DB_ALIAS, connections, models, transaction
 
 from annotation import sql_prepared
-from annotation.sql_reads import quote
+from annotation.sql_reads import column, quote
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ class SqlUpdate:
             if hasattr(field, "get_placeholder"):  # binary, array, range: written with their own SQL
                 raise ValueError(f"{field} is a {type(field).__name__}: SqlUpdate does not write it")
         conditions = [f"{quote(f.column)} = %s" for f in self._where]
-        conditions += [f"{quote(meta.get_field(name).column)} IS NULL" for name in where_null]
+        conditions += [f"{column(model, name)} IS NULL" for name in where_null]
         self._table = quote(meta.db_table)
         self._condition = " AND ".join(conditions)
         self.sql = self._sql(["%s"] * len(self._set))

@@ -16,11 +16,11 @@ from datetime import timedelta
 from typing import Any, Optional
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Model, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import HIT, Assignment, Batch, QAPair
-from annotation.sql_reads import SqlRead, quote
+from annotation.sql_reads import SqlRead, column, quote
 from crowd.models import Worker
 from crowd.providers.traits import hosted_platforms, traits_for
 from worker import admission
@@ -55,10 +55,6 @@ def current_assignment(batch: Batch, worker: Worker) -> Optional[Assignment]:
     return None
 
 
-def _column(model: type[Model], name: str) -> str:
-    return quote(model._meta.get_field(name).column)
-
-
 @functools.cache
 def _free_hit_read(wait: bool, passed: int) -> SqlRead[HIT]:
     """The first HIT of a batch with a free slot a worker may take, locked, leaving out ``passed`` HITs.
@@ -86,22 +82,22 @@ def _free_hit_read(wait: bool, passed: int) -> SqlRead[HIT]:
     (:func:`_lock_free_hit` pads the list with 0, which no row has).
     """
     assignments = quote(Assignment._meta.db_table)
-    hit, worker = _column(Assignment, "hit"), _column(Assignment, "worker")
-    status, expires = _column(Assignment, "status"), _column(Assignment, "expires_at")
+    hit, worker = column(Assignment, "hit"), column(Assignment, "worker")
+    status, expires = column(Assignment, "status"), column(Assignment, "expires_at")
     holding = (
         f'(SELECT COUNT(*) FROM {assignments} h WHERE h.{hit} = {{self}}."id"'
-        f" AND h.{status} NOT IN (%s, %s) AND h.{_column(Assignment, 'vouched')} = %s"
+        f" AND h.{status} NOT IN (%s, %s) AND h.{column(Assignment, 'vouched')} = %s"
         f" AND (h.{status} <> %s OR h.{expires} IS NULL OR h.{expires} >= %s))"
     )
     own = f'SELECT 1 FROM {assignments} w WHERE w.{hit} = {{self}}."id" AND w.{worker} = %s'
     written = (
         f"SELECT 1 FROM {quote(QAPair._meta.db_table)} q INNER JOIN {assignments} qa"
-        f' ON q.{_column(QAPair, "assignment")} = qa."id"'
-        f' WHERE q."id" = {{self}}.{_column(HIT, "qa_pair")} AND qa.{worker} = %s'
+        f' ON q.{column(QAPair, "assignment")} = qa."id"'
+        f' WHERE q."id" = {{self}}.{column(HIT, "qa_pair")} AND qa.{worker} = %s'
     )
     where = (
-        f"{{self}}.{_column(HIT, 'batch')} = %s AND {{self}}.{_column(HIT, 'status')} = %s"
-        f" AND {holding} < {{self}}.{_column(HIT, 'max_assignments')}"
+        f"{{self}}.{column(HIT, 'batch')} = %s AND {{self}}.{column(HIT, 'status')} = %s"
+        f" AND {holding} < {{self}}.{column(HIT, 'max_assignments')}"
         f" AND NOT EXISTS ({own}) AND NOT EXISTS ({written})"
     )
     if passed:
@@ -114,7 +110,7 @@ def _free_hit_read(wait: bool, passed: int) -> SqlRead[HIT]:
         HIT,
         extra={"has_overdue": (overdue, bool)},
         where=where,
-        order_by=f"{{self}}.{_column(HIT, 'position')}",
+        order_by=f"{{self}}.{column(HIT, 'position')}",
         limit=1,
         lock=True,
         skip_locked=not wait,
