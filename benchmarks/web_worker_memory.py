@@ -36,7 +36,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from load_crowdqa_setup import sciq_items, setup_crowdqa
+from load_crowdqa_setup import sciq_items, setup_crowdqa, setup_crowdqa_claims
 from load_processes import free_port, recreate_databases, server_memory, start, start_redis, wait_ready
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,6 +72,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="length of a round")
     parser.add_argument("--wait", type=float, default=0.0, help="mean think time before each HIT, seconds")
     parser.add_argument("--web-workers", type=int, default=4)
+    parser.add_argument(
+        "--claims", action="store_true", help="each user claims its HITs in the round (signed-in workers)"
+    )
     parser.add_argument("--data", type=Path, default=None, help="SciQ folder (default: shared data)")
     args = parser.parse_args()
     configs = [parse_config(c) for c in args.config]
@@ -101,14 +104,20 @@ def main() -> None:
 
         data = args.data or shared_data_dir() / "sciq"
         items = sciq_items(data, args.users * args.hits * 3, at_least=args.users * 3)
-        print(f"creating {args.users * args.hits} HITs and claims for each of {len(configs)} rounds ...")
-        setup_crowdqa(len(configs), args.users, args.hits, items, work)
+        print(
+            f"creating {args.users * args.hits} HITs{'' if args.claims else ' and claims'} for each of "
+            f"{len(configs)} rounds ..."
+        )
+        setup = setup_crowdqa_claims if args.claims else setup_crowdqa
+        setup(len(configs), args.users, args.hits, items, work)
         env["REDIS_URL"] = start_redis(stack, work)
         print(
             "| configuration | worker RSS MB at start -> after | worker USS MB at start -> after | "
-            "server PSS MB at start -> after | page p50 / p95 ms | submit p50 / p95 ms | submits | load |"
+            "server PSS MB at start -> after | page p50 / p95 ms | submit p50 / p95 ms | "
+            + ("claim p50 / p95 ms | " if args.claims else "")
+            + "submits | load |"
         )
-        print("|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|" + ("---|" if args.claims else "") + "---|")
         for number, (label, extra) in enumerate(configs):
             port = free_port()
             with ExitStack() as server:
@@ -144,7 +153,12 @@ def main() -> None:
                 f"| {label} | {span('rss')} | {span('uss')} | {before_total:.0f} -> {after_total:.0f} | "
                 f"{percentile(times['page'], 50):.0f} / {percentile(times['page'], 95):.0f} | "
                 f"{percentile(times['submit'], 50):.0f} / {percentile(times['submit'], 95):.0f} | "
-                f"{len(times['submit'])}{f' ({failed} failed)' if failed else ''} | "
+                + (
+                    f"{percentile(times['claim'], 50):.0f} / {percentile(times['claim'], 95):.0f} | "
+                    if args.claims
+                    else ""
+                )
+                + f"{len(times['submit'])}{f' ({failed} failed)' if failed else ''} | "
                 f"{os.getloadavg()[0]:.1f} |",
                 flush=True,
             )
