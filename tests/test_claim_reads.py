@@ -1,11 +1,15 @@
-"""The claim's reads written as SQL (:mod:`worker.assigning`) give exactly what their querysets give.
+"""The claim's reads written as SQL (:mod:`worker.assigning`, :mod:`worker.admission`) give exactly
+what their querysets give.
 
 A claim picks the first free HIT of a batch with one statement written once (``_free_hit_read``) and
-first looks for the worker's open assignment with another (``_CURRENT``). Here each is compared with
-the queryset it stands for, over HITs in every state that decides whether a slot is free (open, full,
+first looks for the worker's open assignment with another (``_CURRENT``); under the HIT's lock it
+counts the HIT's held slots and looks for the worker's own question (``admission._SLOTS``), and a
+local worker's invite is looked up first (``admission._INVITE``). Here each is compared with the
+queryset it stands for, over HITs in every state that decides whether a slot is free (open, full,
 held by an overdue, returned, expired or unconfirmed session, closed, the worker's own, the QA pair
-the worker wrote, another batch's), on the database the tests run on (SQLite, and PostgreSQL with
-``DATABASE_URL``): a model field, a status or a Django upgrade that changes the meaning fails here.
+the worker wrote, another batch's) and invites of every kind, on the database the tests run on
+(SQLite, and PostgreSQL with ``DATABASE_URL``): a model field, a status or a Django upgrade that
+changes the meaning fails here.
 """
 
 from __future__ import annotations
@@ -20,9 +24,9 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import HIT, Assignment, Batch, QAPair
-from crowd.models import Worker
+from crowd.models import Invite, Worker
 from tests.factories import make_batch, make_corpus, make_worker
-from worker import assigning
+from worker import admission, assigning
 
 pytestmark = pytest.mark.django_db
 
@@ -185,3 +189,79 @@ def test_current_assignment__an_overdue_one_is_expired_not_resumed() -> None:
     assert assigning.current_assignment(batch, worker) is None
     late.refresh_from_db()
     assert late.status == Status.EXPIRED
+
+
+def test_slots_read__held_slots_and_own_question_equal_the_querysets() -> None:
+    batch, asker = _batch_in_every_state()
+    other = Worker.objects.get(platform_id="other")
+    gone = (Status.RETURNED.value, Status.EXPIRED.value)
+    seen = []
+    for hit in HIT.objects.all():
+        for worker in (asker, other):
+            read = admission._SLOTS.get(*gone, True, worker.pk, hit.pk)
+            own = QAPair.objects.filter(pk=hit.qa_pair_id, assignment__worker=worker).exists()
+            assert (read.pk, read.held_slots, read.own_question) == (hit.pk, hit.live_assignment_count(), own)
+            seen.append((read.held_slots, read.own_question))
+    # every case occurs: HITs holding none, one or two slots, and a question each worker wrote
+    assert {held for held, _ in seen} == {0, 1} and sum(own for _, own in seen) == 2
+    two = _hit(batch, 20, max_assignments=3)
+    _session(two, asker), _session(two, other)
+    assert admission._SLOTS.get(*gone, True, asker.pk, two.pk).held_slots == 2 == two.live_assignment_count()
+
+
+def test_hit_refusal__under_the_lock_gives_the_reasons_of_the_querysets() -> None:
+    batch, asker = _batch_in_every_state()
+    by_position = {hit.position: hit for hit in batch.hits.all()}
+    with transaction.atomic():
+        assert admission.hit_refusal(batch, asker, by_position[3]) == "This HIT has no free slot left."
+        assert (
+            admission.hit_refusal(batch, asker, by_position[8]) == "You cannot validate a question you wrote."
+        )
+        assert admission.hit_refusal(batch, asker, by_position[0]) == "This HIT is closed."
+        for position in (2, 4, 5, 7, 9, 10, 13):
+            assert admission.hit_refusal(batch, asker, by_position[position]) is None, position
+
+
+def _plain_invited(batch: Batch, worker: Worker) -> bool:
+    named = Q(batch=batch) | Q(batch__isnull=True)
+    if batch.parent_id is not None:
+        named |= Q(batch=batch.parent_id)
+    invites = Invite.objects.filter(worker=worker).filter(named)
+    if batch.kind == Batch.Kind.EXPERT_ANSWER:
+        return worker.is_expert and invites.filter(is_expert=True).exists()
+    return invites.exists()
+
+
+@pytest.mark.parametrize(
+    "invites",
+    [
+        (),
+        (("parent", False),),
+        (("child", False),),
+        ((None, False),),
+        (("elsewhere", False),),
+        (("expert", False),),
+        (("expert", True),),
+        ((None, True),),
+        (("elsewhere", True), ("parent", False)),
+    ],
+)
+def test_invite_read__opens_what_the_queryset_opens(invites: tuple) -> None:
+    corpus = make_corpus(name="invites")
+    parent = make_batch(corpus, name="parent")
+    batches = {
+        "parent": parent,
+        "child": make_batch(corpus, name="child", parent=parent),
+        "elsewhere": make_batch(corpus, name="elsewhere"),
+        "expert": make_batch(corpus, name="expert", kind=Batch.Kind.EXPERT_ANSWER),
+    }
+    worker, stranger = make_worker("invited", is_expert=True), make_worker("stranger", is_expert=True)
+    for number, (name, expert) in enumerate(invites):
+        batch = batches[name] if name else None
+        Invite.objects.create(token_sha256=f"t{number}", batch=batch, worker=worker, is_expert=expert)
+    Invite.objects.create(token_sha256="s", batch=None, worker=stranger, is_expert=True)  # another's
+    plain_worker = make_worker("not-expert")
+    Invite.objects.create(token_sha256="n", batch=None, worker=plain_worker, is_expert=True)
+    for batch in batches.values():
+        for who in (worker, plain_worker):
+            assert admission.invited_to(batch, who) == _plain_invited(batch, who), (batch.name, who, invites)

@@ -19,8 +19,9 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.models import HIT, Assignment, Batch, QAPair
+from annotation.models import HIT, Assignment, Batch
 from annotation.sql_reads import SqlRead, column, quote
+from annotation.sql_writes import SqlInsert
 from crowd.models import Worker
 from crowd.providers.traits import hosted_platforms, traits_for
 from worker import admission
@@ -84,17 +85,9 @@ def _free_hit_read(wait: bool, passed: int) -> SqlRead[HIT]:
     assignments = quote(Assignment._meta.db_table)
     hit, worker = column(Assignment, "hit"), column(Assignment, "worker")
     status, expires = column(Assignment, "status"), column(Assignment, "expires_at")
-    holding = (
-        f'(SELECT COUNT(*) FROM {assignments} h WHERE h.{hit} = {{self}}."id"'
-        f" AND h.{status} NOT IN (%s, %s) AND h.{column(Assignment, 'vouched')} = %s"
-        f" AND (h.{status} <> %s OR h.{expires} IS NULL OR h.{expires} >= %s))"
-    )
+    holding = admission.held_slots_sql(f" AND (h.{status} <> %s OR h.{expires} IS NULL OR h.{expires} >= %s)")
     own = f'SELECT 1 FROM {assignments} w WHERE w.{hit} = {{self}}."id" AND w.{worker} = %s'
-    written = (
-        f"SELECT 1 FROM {quote(QAPair._meta.db_table)} q INNER JOIN {assignments} qa"
-        f' ON q.{column(QAPair, "assignment")} = qa."id"'
-        f' WHERE q."id" = {{self}}.{column(HIT, "qa_pair")} AND qa.{worker} = %s'
-    )
+    written = admission.own_question_sql()
     where = (
         f"{{self}}.{column(HIT, 'batch')} = %s AND {{self}}.{column(HIT, 'status')} = %s"
         f" AND {holding} < {{self}}.{column(HIT, 'max_assignments')}"
@@ -131,6 +124,19 @@ def _lock_free_hit(batch: Batch, worker: Worker, passed: list[int], wait: bool) 
     return found[0] if found else None
 
 
+_WORKER_LOCK = SqlRead(Worker, where='{self}."id" = %s', lock=True)
+"""``Worker.objects.select_for_update().filter(pk=...)``, written once: every claim takes this lock."""
+
+_INSERT_ASSIGNMENT = SqlInsert(Assignment)
+"""``Assignment.objects.create(...)`` without compiling the INSERT on every claim (no signal handler
+listens to assignments; :mod:`annotation.sql_writes`)."""
+
+
+def _lock_worker(worker: Worker) -> None:
+    """Take the worker's row lock (the caller is in the claim's transaction)."""
+    _WORKER_LOCK.all(worker.pk)
+
+
 def _expire_overdue_on(hit: HIT) -> None:
     """Expire the overdue assignments of ``hit`` (the caller holds its lock), so their slots count free."""
     for assignment in Assignment.objects.overdue().filter(hit=hit).only("pk", "status", "expires_at"):
@@ -141,7 +147,7 @@ def _new_assignment(
     hit: HIT, worker: Worker, batch: Batch, platform_ref: str, meta: Optional[dict], vouched: bool = True
 ) -> Assignment:
     """Create the worker's assignment on ``hit`` with the batch's time limit (caller holds the HIT lock)."""
-    assignment = Assignment.objects.create(
+    assignment = Assignment(
         hit=hit,
         worker=worker,
         expires_at=_expiry(batch),
@@ -149,6 +155,7 @@ def _new_assignment(
         platform_meta=meta or {},
         vouched=vouched,
     )
+    _INSERT_ASSIGNMENT.save(assignment)
     logger.info("Worker(%s) accepted HIT(%s) as Assignment(%s)", worker.pk, hit.pk, assignment.pk)
     return assignment
 
@@ -178,7 +185,7 @@ def _lock_worker_and_recheck(batch: Batch, worker: Worker, platform_ref: str) ->
     first one's assignment here (caps, "one session per study", "one open assignment"). The HIT is
     always locked first, then the worker, so claims never wait on each other in a cycle.
     """
-    list(Worker.objects.select_for_update().filter(pk=worker.pk).values_list("pk", flat=True))
+    _lock_worker(worker)
     held = Assignment.objects.filter(hit__batch=batch, worker=worker, status=Assignment.Status.ACCEPTED)
     if platform_ref and held.exists():
         raise ClaimRefused(
@@ -288,7 +295,7 @@ def claim_platform_assignment(
             )
             if session is not None:
                 return _resume_session(session, batch, hit, worker)
-            list(Worker.objects.select_for_update().filter(pk=worker.pk).values_list("pk", flat=True))
+            _lock_worker(worker)
             counted = (
                 Assignment.objects.filter(hit=hit, worker=worker)
                 .vouched()
