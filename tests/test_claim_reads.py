@@ -18,6 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
@@ -265,3 +266,30 @@ def test_invite_read__opens_what_the_queryset_opens(invites: tuple) -> None:
     for batch in batches.values():
         for who in (worker, plain_worker):
             assert admission.invited_to(batch, who) == _plain_invited(batch, who), (batch.name, who, invites)
+
+
+def test_next_hit_reads__the_worker_of_a_user_and_a_hosted_batch_equal_the_querysets() -> None:
+    from crowd.providers.traits import hosted_platforms
+    from worker import worker_views
+
+    worker = make_worker("with-user")
+    worker.user = User.objects.create_user("with-user")
+    worker.save()
+    no_worker = User.objects.create_user("no-worker")
+    corpus = make_corpus(name="hosted")
+    local = make_batch(corpus, name="local", provider="local")
+    mturk = make_batch(corpus, name="mturk", provider="mturk")
+    hosted = hosted_platforms()
+    read = worker_views._hosted_batch_read(len(hosted))
+    for user in (worker.user, no_worker):
+        found = worker_views._WORKER_OF_USER.all(user.pk)
+        plain = Worker.objects.filter(user=user).first()
+        assert [_values(w) for w in found] == ([_values(plain)] if plain else [])
+    for batch in (local, mturk):
+        plain_batches = Batch.objects.filter(pk=batch.pk, provider__in=hosted)
+        assert [_values(b) for b in read.all(batch.pk, *hosted)] == [_values(b) for b in plain_batches]
+    assert read.all(mturk.pk, *hosted) == [] and len(read.all(local.pk, *hosted)) == 1
+
+
+def _values(obj: Any) -> dict[str, Any]:
+    return {f.attname: getattr(obj, f.attname) for f in obj._meta.concrete_fields}

@@ -9,6 +9,7 @@ clients cannot use it up.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from django.contrib import messages
@@ -17,12 +18,13 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.models import Assignment, Batch
 from annotation.permissions import can
+from annotation.sql_reads import SqlRead, column, together
 from crowd.invites import InviteError, find_invite, redeem
 from crowd.models import Worker
 from crowd.providers.traits import hosted_platforms
@@ -106,19 +108,44 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, "worker/home.html", context)
 
 
+_WORKER_OF_USER = SqlRead(Worker, where=f"{{self}}.{column(Worker, 'user')} = %s")
+"""``request.user.worker``: the signed-in user's worker account, if any."""
+
+
+@functools.cache
+def _hosted_batch_read(platforms: int) -> SqlRead[Batch]:
+    """``Batch.objects.filter(pk=..., provider__in=hosted_platforms())`` (``platforms`` of them)."""
+    where = (
+        f'{{self}}."id" = %s AND {{self}}.{column(Batch, "provider")} IN ({", ".join(["%s"] * platforms)})'
+    )
+    return SqlRead(Batch, where=where)
+
+
 @require_POST
 @login_required(login_url="worker:login")
 def next_hit(request: HttpRequest, batch_id: int) -> HttpResponse:
     """Take the next HIT of a batch (or resume the one in progress) and open it.
 
+    The worker account and the batch are read together, in one round trip, with statements written once
+    (:mod:`annotation.sql_reads`): every HIT a local worker takes starts here.
+
     Security behavior: the admission rule (:func:`worker.admission.admit_local`) admits
     only local workers invited to this batch (expert batches: expert invites), then checks slots, caps,
     qualifications and own-question exclusion under the HIT's row lock.
     """
-    worker = _worker_or_none(request)
-    if worker is None:
+    try:  # a number no batch key can be (the URL takes any digits) is not sent to the database
+        Batch._meta.pk.run_validators(batch_id)
+    except ValidationError:
+        raise Http404("No such batch.") from None
+    hosted = hosted_platforms()
+    workers, batches = together(
+        (_WORKER_OF_USER, (request.user.pk,)), (_hosted_batch_read(len(hosted)), (batch_id, *hosted))
+    )
+    if not workers:
         return redirect("worker:home")
-    batch = get_object_or_404(Batch, pk=batch_id, provider__in=hosted_platforms())
+    if not batches:
+        raise Http404("No such batch.")
+    worker, batch = workers[0], batches[0]
     try:
         assignment = admission.admit_local(batch, worker)
     except admission.Refused as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
@@ -225,6 +226,20 @@ def test_invites__tied_to_their_batch_and_experts_only_on_expert_batches() -> No
     expert = _signed_in(expert_batch, expert=True)
     expert.post(reverse("worker:next", kwargs={"batch_id": expert_batch.pk}))
     assert Assignment.objects.filter(hit__batch=expert_batch).count() == 1
+
+
+def test_next_hit__only_a_hosted_batch_that_exists_and_only_for_a_worker() -> None:
+    local = _batch("local", assignments=3)
+    mturk = _batch("mturk", assignments=3)
+    worker = _signed_in(local)
+    for batch_id in (mturk.pk, 10**6, 2**63 - 1, 2**63, 10**40):
+        assert worker.post(reverse("worker:next", kwargs={"batch_id": batch_id})).status_code == 404, batch_id
+    assert worker.post(reverse("worker:next", kwargs={"batch_id": local.pk})).status_code == 302
+    researcher = Client()
+    researcher.force_login(User.objects.create_user("researcher-only", password="x"))
+    response = researcher.post(reverse("worker:next", kwargs={"batch_id": local.pk}))
+    assert response.status_code == 302 and response["Location"] == reverse("worker:home")
+    assert not Assignment.objects.filter(worker__user__username="researcher-only").exists()
 
 
 @pytest.mark.django_db(transaction=True)
