@@ -54,6 +54,19 @@ worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 preload_app = os.environ.get("GUNICORN_PRELOAD", "1") != "0"
 
 
+# glibc's malloc arenas, capped in the master before it forks (config/malloc_arenas.py): threads that run
+# Python one at a time gain nothing from an arena each, and each arena keeps what was freed in it.
+# GUNICORN_MALLOC_ARENAS=0 leaves the C library's default; MALLOC_ARENA_MAX, when set, wins.
+malloc_arenas = int(os.environ.get("GUNICORN_MALLOC_ARENAS", "2") or 0)
+
+
+def on_starting(server: object) -> None:
+    """In the master, once, before any worker or thread is started."""
+    from config.malloc_arenas import cap_malloc_arenas
+
+    cap_malloc_arenas(malloc_arenas)
+
+
 def when_ready(server: object) -> None:
     """In the master, after the application loaded and before the first worker is forked."""
     if getattr(server, "cfg", None) is not None and server.cfg.preload_app:
