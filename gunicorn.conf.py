@@ -14,6 +14,8 @@ never reach them.
 
 import os
 
+from config.env import env_bool
+
 logger_class = "config.access_log.RedactingLogger"
 
 # Set in the master before it loads the application: a web process installs no job result store and
@@ -23,7 +25,16 @@ raw_env = ["CROWDQA_WEB_SERVER=1"]
 # Threads share the worker's memory (one Django process per worker); each costs a thread stack and a
 # database connection.
 worker_class = "gthread"
-threads = int(os.environ.get("GUNICORN_THREADS", "8"))
+# Behind the buffering reverse proxy that docs/deployment.md puts in front of a public server
+# (CROWDQA_BEHIND_PROXY=1, as deploy/systemd/crowdqa.env sets) a request reaches gunicorn whole, so a
+# thread never waits on a client, only on the database: two keep a worker's core busy (one runs Python
+# while the other waits), and the requests beyond them wait in the listening socket's queue, in arrival
+# order, rather than inside a worker for its core and Python's lock, where some wait far longer than
+# others. At 50 users on 2 cores, alternated in one run: submit p95 103-116 ms with 2 threads against
+# 145-155 with 8, page p95 96-108 against 125-134, at 1.08x the completed HITs per second
+# (benchmarks/RESULTS.md). Without a proxy in front, 8: a client that trickles its request holds one
+# thread, not the worker (tests/integration/test_slow_clients.py). GUNICORN_THREADS wins.
+threads = int(os.environ.get("GUNICORN_THREADS") or (2 if env_bool("CROWDQA_BEHIND_PROXY", False) else 8))
 # A worker takes no more connections than it has threads; the rest wait in the listening socket's queue,
 # which every worker takes from in arrival order. Left at gunicorn's default (1,000), each worker accepts
 # whatever reaches it first and shares its one core among all of them, so under load one worker can hold

@@ -4,10 +4,13 @@ per second and the CPU each completed HIT cost, with crowdqa measured as deploye
 Three systems serve the same SciQ question HITs (three real ~80-word SciQ passages, a choice among them,
 a question and its answer), each from its own PostgreSQL database on the same server, each with 4
 gunicorn worker processes (``--web-workers``) bound to 127.0.0.1 with DEBUG off: crowdqa as deployed
-(``-c gunicorn.conf.py``: ``gthread`` workers with ``GUNICORN_THREADS`` threads each, 8 by default, the
-application preloaded in the master; ``--crowdqa-env`` changes that, e.g. ``GUNICORN_PRELOAD=0``) with
-its Celery worker on the same machine (Redis broker) consuming every after-submission job; Turkle with
-gunicorn's default ``sync`` workers (one request at a time per worker) and Django's default
+behind the buffering reverse proxy of docs/deployment.md (``CROWDQA_BEHIND_PROXY=1``, as
+``deploy/systemd/crowdqa.env`` sets) with ``-c gunicorn.conf.py`` (``gthread`` workers with
+``GUNICORN_THREADS`` threads each, 2 behind the proxy, the application preloaded in the master;
+``--crowdqa-env`` changes that, e.g. ``GUNICORN_PRELOAD=0``, or ``CROWDQA_BEHIND_PROXY=0`` for a server
+with no proxy in front and 8 threads) and its Celery worker on the same machine (Redis broker)
+consuming every after-submission job; Turkle with gunicorn's default ``sync`` workers (one request at a
+time per worker, which gunicorn's documentation puts behind a buffering proxy too) and Django's default
 ``CONN_MAX_AGE=0`` (a database connection per request); and Turkle with persistent connections
 (``CONN_MAX_AGE=600``, as crowdqa has). Every virtual user (locust, ``benchmarks/load_users.py``) is a
 worker holding more claimed HITs than it can do in a round: it opens a HIT's page, submits the passage's
@@ -407,6 +410,8 @@ def main() -> None:
             "DJANGO_DEBUG": "0",
             "CROWDQA_VAR_DIR": str(work / "var"),
             "CROWDQA_DEMO": "0",
+            # As deploy/systemd/crowdqa.env: behind the buffering proxy, whose part the load generator plays.
+            "CROWDQA_BEHIND_PROXY": "1",
         }
         turkle_envs = {t: turkle_env(work, t, args, parts) for t in TURKLES}
         print("migrating the databases ...", flush=True)

@@ -2,13 +2,14 @@
 
 Each configuration serves its own round of the load of ``benchmarks/load_vs_turkle.py`` (the same real
 SciQ HITs, claims and virtual users: page, submit, next HIT without pause) from a fresh gunicorn started
-with ``-c gunicorn.conf.py -w WORKERS`` and the configuration's environment (``GUNICORN_THREADS``,
-``GUNICORN_PRELOAD``, ``MALLOC_ARENA_MAX``, or any gunicorn option through ``GUNICORN_CMD_ARGS``). Per
-configuration it prints each web worker's memory when the server is ready and after the round (RSS, PSS
-and USS, see :func:`load_processes.memory_mb`), the memory of the whole server (PSS summed over the master
-and its workers) and the page and submit p50/p95. The submissions' after-submission jobs are queued in a
-Redis of the run's own and not consumed: the web side is as deployed, and no Celery worker competes for
-the CPU.
+with ``-c gunicorn.conf.py -w WORKERS``, behind the buffering proxy as deployed (``CROWDQA_BEHIND_PROXY=1``:
+2 threads per worker), and the configuration's environment (``GUNICORN_THREADS``, ``GUNICORN_PRELOAD``,
+``MALLOC_ARENA_MAX``, ``CROWDQA_BEHIND_PROXY=0`` for a server with no proxy in front, or any gunicorn
+option through ``GUNICORN_CMD_ARGS``). Per configuration it prints each web worker's memory when the
+server is ready and after the round (RSS, PSS and USS, see :func:`load_processes.memory_mb`), the memory
+of the whole server (PSS summed over the master and its workers) and the page and submit p50/p95. The
+submissions' after-submission jobs are queued in a Redis of the run's own and not consumed: the web side
+is as deployed, and no Celery worker competes for the CPU.
 
 Why: the memory a web worker grows to comes from what it imports on its first requests and how much of
 it is shared with the other workers; threads, malloc arenas and preloading are each a configuration
@@ -93,6 +94,8 @@ def main() -> None:
             "DJANGO_DEBUG": "0",
             "CROWDQA_VAR_DIR": str(work / "var"),
             "CROWDQA_DEMO": "0",
+            # As deploy/systemd/crowdqa.env: behind the buffering proxy, whose part the load generator plays.
+            "CROWDQA_BEHIND_PROXY": "1",
             "DJANGO_SETTINGS_MODULE": "config.settings",
         }
         subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)

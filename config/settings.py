@@ -12,18 +12,11 @@ from pathlib import Path
 import dj_database_url
 
 from config.broker import file_broker_options
+from config.env import env_bool
 from config.storage import storages_setting
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CROWDQA_VAR_DIR", BASE_DIR / "var"))
-
-
-def env_bool(name: str, default: bool) -> bool:
-    """Parse a boolean environment variable ("1", "true", "yes", "on" are true)."""
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    return value.strip().lower() in ("1", "true", "yes", "on")
 
 
 DEBUG = env_bool("DJANGO_DEBUG", False)

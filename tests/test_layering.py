@@ -83,6 +83,7 @@ TOP_PARTS = frozenset(
 #: (the apps' task modules load config.celery through config.jobs, which imports no app).
 CONFIG_FOUNDATION = (
     "config.settings",
+    "config.env",
     "config.jobs",
     "config.test_settings",
     "config.broker",

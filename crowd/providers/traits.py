@@ -28,14 +28,6 @@ NO_CONFIG: Mapping[str, Any] = MappingProxyType({})
 """No provider settings: no stand-in origins (the platforms' own sites only)."""
 
 
-def env_flag(value: Optional[str], default: bool) -> bool:
-    """An environment variable's value as a boolean ("1", "true", "yes", "on" are true; unset or empty:
-    ``default``), as ``config.settings.env_bool`` reads the project's flags."""
-    if value is None or value == "":
-        return default
-    return value.strip().lower() in ("1", "true", "yes", "on")
-
-
 @dataclass(frozen=True)
 class WorkerIdPattern:
     """How a platform's raw worker ids look, so a release that holds one is refused (``exports.privacy``).

@@ -1,4 +1,5 @@
-"""Slow clients against the served app: gunicorn started with the project's ``gunicorn.conf.py``.
+"""Slow clients against the served app: gunicorn started with the project's ``gunicorn.conf.py`` and no
+proxy in front (``CROWDQA_BEHIND_PROXY`` unset: 8 threads per worker).
 
 Four connections send their headers and four their body one byte at a time (the slowloris pattern);
 while they are open, ``/health/`` and the sign-in page must answer within a second. With sync workers
@@ -38,7 +39,8 @@ TRICKLE_SECONDS = 0.5  # one byte per connection every half second, for the whol
 def _gunicorn(tmp_path: Path, **extra_env: str) -> Iterator[str]:
     """gunicorn as deployed (``-c gunicorn.conf.py``, two workers as in scripts/demo.sh); its base URL."""
     port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CELERY_TASK_ALWAYS_EAGER")}
+    unset = ("REDIS_URL", "CELERY_TASK_ALWAYS_EAGER", "CROWDQA_BEHIND_PROXY", "GUNICORN_THREADS")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     env.update(DATABASE_URL=database_url(), CROWDQA_VAR_DIR=str(tmp_path / "var"), **extra_env)
     log = (tmp_path / "web.log").open("a")
     process = subprocess.Popen(

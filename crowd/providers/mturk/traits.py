@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
+from config.env import env_bool
 from crowd.providers.arrival import (
     Arrival,
     ArrivalError,
@@ -25,7 +26,7 @@ from crowd.providers.arrival import (
     required_url_parameter,
 )
 from crowd.providers.costs import FeeSchedule
-from crowd.providers.traits import PlatformTraits, WorkerIdPattern, env_flag
+from crowd.providers.traits import PlatformTraits, WorkerIdPattern
 
 NAME = "mturk"
 """The name ``Batch.provider`` and ``Worker.platform`` store."""
@@ -126,7 +127,7 @@ class MTurkTraits(PlatformTraits):
         credentials and ``AWS_ENDPOINT_URL_MTURK`` from the environment itself."""
         origins = os.environ.get("CROWDQA_MTURK_TEST_SUBMIT_ORIGINS", "")
         return {
-            "MTURK_SANDBOX": env_flag(os.environ.get("MTURK_SANDBOX"), default=True),
+            "MTURK_SANDBOX": env_bool("MTURK_SANDBOX", default=True),
             "MTURK_MAX_ATTEMPTS": int(os.environ.get("MTURK_MAX_ATTEMPTS", "10")),
             "MTURK_EXTRA_SUBMIT_ORIGINS": [o.strip() for o in origins.split(",") if o.strip()],
         }
