@@ -28,10 +28,10 @@ worker_class = "gthread"
 # Behind the buffering reverse proxy that docs/deployment.md puts in front of a public server
 # (CROWDQA_BEHIND_PROXY=1, as deploy/systemd/crowdqa.env sets) a request reaches gunicorn whole, so a
 # thread never waits on a client, only on the database: two keep a worker's core busy (one runs Python
-# while the other waits), and the requests beyond them wait in the listening socket's queue, in arrival
-# order, rather than inside a worker for its core and Python's lock, where some wait far longer than
-# others. At 50 users on 2 cores, alternated in one run: submit p95 103-116 ms with 2 threads against
-# 145-155 with 8, page p95 96-108 against 125-134, at 1.08x the completed HITs per second
+# while the other waits) and the requests beyond them wait in the listening socket's queue. More threads
+# add only requests that share a worker's core and Python's lock, some waiting far longer than others:
+# at 50 users on 2 cores, alternated in one run, submit p95 103-116 ms with 2 threads against 145-155
+# with 8, page p95 96-108 against 125-134, at 1.08x the completed HITs per second
 # (benchmarks/RESULTS.md). Without a proxy in front, 8: a client that trickles its request holds one
 # thread, not the worker (tests/integration/test_slow_clients.py). GUNICORN_THREADS wins.
 threads = int(os.environ.get("GUNICORN_THREADS") or (2 if env_bool("CROWDQA_BEHIND_PROXY", False) else 8))
